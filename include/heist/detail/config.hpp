@@ -1,0 +1,50 @@
+// Build-wide constants and portability macros shared by every heist header.
+#pragma once
+
+#include <cstddef>
+
+namespace heist::detail {
+
+// Size of a destructive-interference unit. std::hardware_destructive_interference_size is
+// not stable across compilers (GCC warns when it is used in headers), so it is fixed here.
+// 128 covers the adjacent-line prefetcher of x86 and the 128-byte lines of Apple M-series.
+inline constexpr std::size_t k_cache_line = 128;
+
+// Most workers a single executor accepts (SPEC section 1).
+inline constexpr std::size_t k_max_workers = 4096;
+
+}  // namespace heist::detail
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HEIST_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HEIST_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HEIST_NOINLINE __attribute__((noinline))
+#define HEIST_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define HEIST_LIKELY(x) (x)
+#define HEIST_UNLIKELY(x) (x)
+#define HEIST_NOINLINE
+#define HEIST_ALWAYS_INLINE inline
+#endif
+
+// Sanitizer detection: GCC defines __SANITIZE_*__, clang answers __has_feature.
+#if defined(__SANITIZE_THREAD__)
+#define HEIST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HEIST_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define HEIST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEIST_ASAN 1
+#endif
+#endif
+#ifndef HEIST_TSAN
+#define HEIST_TSAN 0
+#endif
+#ifndef HEIST_ASAN
+#define HEIST_ASAN 0
+#endif

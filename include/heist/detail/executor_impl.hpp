@@ -1,0 +1,135 @@
+// executor_impl: the state behind heist::executor. Header-visible so that the inline spawn
+// path can reach the arena, the idle state and the admission counters; everything that is
+// not on that path is defined in src/executor.cpp and src/scheduler.cpp.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "heist/detail/arena.hpp"
+#include "heist/detail/config.hpp"
+#include "heist/detail/idle_state.hpp"
+#include "heist/detail/slot.hpp"
+#include "heist/detail/thread_context.hpp"
+#include "heist/detail/trace.hpp"
+#include "heist/executor_options.hpp"
+#include "heist/stats.hpp"
+
+namespace heist::detail {
+
+class executor_impl {
+ public:
+  // Validates the options (std::invalid_argument) and starts the workers.
+  explicit executor_impl(executor_options options);
+  ~executor_impl();
+
+  std::size_t num_workers() const noexcept { return m_num_workers; }
+  arena& default_arena() noexcept { return *m_arena; }
+  idle_state& idle() noexcept { return m_idle; }
+  steal_policy policy() const noexcept { return m_options.policy; }
+  bool tracing() const noexcept { return m_options.trace; }
+  bool is_own_worker(const thread_context& c) const noexcept { return c.m_worker_of == this; }
+
+  // --- admission and in-flight accounting -------------------------------------------------
+  // A task is entering from a thread that holds no slot of this executor. Counts it as in
+  // flight, then throws executor_closed if shutdown began, unless the caller is running a
+  // task of this executor (spawns from inside a running task are always accepted).
+  void admit_external(const thread_context& c);
+  // Undoes admit_external when building the task failed.
+  void cancel_admission(const thread_context& c) noexcept;
+  // A thread without a slot of this executor finished (ran or skipped) one of its tasks.
+  void count_external_finished(const thread_context& c, bool executed) noexcept;
+  void count_external_steal(bool success) noexcept;
+
+  // Tasks created and not yet finished, from a snapshot that never reports zero while a
+  // task admitted before the call is unfinished (see in_flight in executor.cpp).
+  std::uint64_t in_flight() const noexcept;
+  // Called when a thread runs out of work: wakes wait_idle()/shutdown() callers if the
+  // executor became quiescent.
+  void note_idle() noexcept {
+    // seq_cst fence between this thread's last "finished" count and its read of the
+    // waiter count; pairs with the fence in wait_quiescent (a Dekker pair).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (HEIST_UNLIKELY(m_quiescence_waiters.load(std::memory_order_relaxed) != 0)) {
+      check_quiescent();
+    }
+  }
+
+  // --- lifecycle --------------------------------------------------------------------------
+  void shutdown();
+  void wait_idle();
+  bool closed() const noexcept { return m_closed.load(std::memory_order_acquire); }
+  bool stopping() const noexcept { return m_stop.load(std::memory_order_acquire); }
+
+  // --- monitoring ---------------------------------------------------------------------------
+  executor_stats stats() const;
+  void reset_stats();
+  void write_trace(std::ostream& out) const;
+  void report_unhandled(std::exception_ptr e) noexcept;
+  void record_external_span(std::uint64_t start, std::uint64_t end, bool stolen) noexcept;
+
+  // Run on each worker thread: names it, calls on_worker_start / on_worker_stop.
+  void worker_started(std::size_t index) noexcept;
+  void worker_stopping(std::size_t index) noexcept;
+
+  const executor_options& options() const noexcept { return m_options; }
+
+ private:
+  struct alignas(k_cache_line) external_shard {
+    std::atomic<std::uint64_t> created{0};
+    std::atomic<std::uint64_t> finished{0};
+  };
+  static constexpr std::size_t k_external_shards = 8;
+  external_shard& shard_for(const thread_context& c) const noexcept {
+    return m_external[(reinterpret_cast<std::uintptr_t>(&c) / sizeof(thread_context)) %
+                      k_external_shards];
+  }
+
+  void check_quiescent() noexcept;
+  void wait_quiescent();
+  // std::logic_error if the caller is a worker or a running task of this executor.
+  void refuse_self_wait(const char* what) const;
+
+  executor_options m_options;
+  std::size_t m_num_workers;
+  std::unique_ptr<slot[]> m_slots;
+  std::unique_ptr<arena> m_arena;
+  idle_state m_idle;
+
+  alignas(k_cache_line) std::atomic<bool> m_closed{false};  // external submissions refused
+  std::atomic<bool> m_stop{false};                          // workers exit when idle
+  mutable external_shard m_external[k_external_shards];
+
+  // Stats of non-worker helpers (RMW counters: several threads may help at once).
+  alignas(k_cache_line) std::atomic<std::uint64_t> m_external_executed{0};
+  std::atomic<std::uint64_t> m_external_stolen{0};
+  std::atomic<std::uint64_t> m_external_attempts{0};
+  std::atomic<std::uint64_t> m_external_failed{0};
+  // reset_stats() baselines (counters themselves are monotonic).
+  mutable std::mutex m_stats_lock;
+  std::vector<worker_stats> m_baseline;
+  worker_stats m_external_baseline;
+
+  // wait_idle()/shutdown() sleepers.
+  alignas(k_cache_line) std::atomic<std::uint32_t> m_quiescence_waiters{0};
+  std::mutex m_quiescence_lock;
+  std::condition_variable m_quiescence_cv;
+
+  std::mutex m_lifecycle_lock;
+  bool m_joined = false;  // guarded by m_lifecycle_lock
+  std::vector<std::thread> m_threads;
+  std::vector<std::unique_ptr<trace_buffer>> m_traces;  // one per worker slot
+  std::uint64_t m_trace_origin = 0;
+  mutable std::mutex m_external_trace_lock;
+  trace_buffer m_external_trace;  // spans of non-worker helpers, guarded by the lock
+};
+
+}  // namespace heist::detail

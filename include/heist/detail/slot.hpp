@@ -1,0 +1,65 @@
+// slot: a place in an arena that one thread at a time occupies. It holds that thread's
+// Chase-Lev deque and its load-monitor counters. Workers occupy their slot for life;
+// stand-in threads (blocking()) and arena visitors occupy slots for a while.
+//
+// Layout: the deque keeps its thief-written top and owner-written bottom on separate cache
+// lines; the counters, written only by the occupant and read by stats(), get their own
+// lines so that a stats() reader or a thief never shares a line with the owner's hot path.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "heist/detail/chase_lev_deque.hpp"
+#include "heist/detail/config.hpp"
+#include "heist/detail/task.hpp"
+
+namespace heist::detail {
+
+class trace_buffer;
+
+// A counter with one writer (the occupant): a plain load and store, no RMW.
+class owner_counter {
+ public:
+  void bump() noexcept {
+    // relaxed: statistics; readers tolerate a value that is a moment old.
+    m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // For the in-flight accounting (executor_impl::in_flight): release pairs with the
+  // reader's acquire load, so a reader that sees a task counted as finished also sees the
+  // creation counts that happened before it.
+  void bump_release() noexcept {
+    m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  std::uint64_t load(std::memory_order order = std::memory_order_relaxed) const noexcept {
+    return m_value.load(order);
+  }
+
+ private:
+  std::atomic<std::uint64_t> m_value{0};
+};
+
+struct slot_counters {
+  owner_counter executed;  // task bodies run
+  owner_counter skipped;   // tasks of cancelled groups dropped unrun
+  owner_counter stolen;
+  owner_counter steal_attempts;
+  owner_counter failed_steals;
+  owner_counter sleeps;
+  owner_counter created;  // tasks spawned into this slot's deque
+};
+
+struct alignas(k_cache_line) slot {
+  chase_lev_deque<task*> m_deque;
+  alignas(k_cache_line) slot_counters m_counters;
+  // Occupant-private victim-selection state.
+  std::uint32_t m_index = 0;
+  std::uint32_t m_last_victim = 0;
+  std::uint64_t m_rng = 0;
+  std::uint32_t m_tick = 0;  // tasks run since the injection queue was last checked
+  // Task spans of the occupant when tracing is on (trace.hpp); null otherwise.
+  trace_buffer* m_trace = nullptr;
+};
+
+}  // namespace heist::detail

@@ -1,0 +1,128 @@
+// spawn: building a task from a closure and queueing it. The fast path is inline: a thread
+// that owns a deque of the target arena allocates a block from its task_pool, constructs
+// the closure in place, pushes, and reads the idle word; no heap, no lock, no fence beyond
+// the deque's own release store. Every other caller goes through the injection queue.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+#include "heist/detail/arena.hpp"
+#include "heist/detail/executor_impl.hpp"
+#include "heist/detail/task.hpp"
+#include "heist/detail/thread_context.hpp"
+#include "heist/detail/wait_context.hpp"
+
+namespace heist::detail {
+
+// --- out-of-line entry points (src/scheduler.cpp) -----------------------------------------
+// Queues `t` on `a`'s injection queue and wakes a sleeper if needed.
+void inject(arena& a, const thread_context& c, task* t) noexcept;
+// Helping wait: the calling thread runs tasks until `w` is done.
+void help_until(arena& a, wait_context& w);
+// Runs fn(arg) on a fresh stack when the calling thread's stack is nearly used up
+// (helping recursion); otherwise calls it directly. Rethrows what fn throws.
+void call_with_stack_headroom(void (*fn)(void*), void* arg);
+// Routes an exception thrown by a post() task to its executor's handler.
+void report_unhandled_exception(std::exception_ptr e) noexcept;
+
+// The arena that task_group() and the algorithms use when none is given: the arena of the
+// running task or task_arena::execute, else the default executor's.
+arena& current_arena();
+
+// --- task kinds -----------------------------------------------------------------------------
+// Each job wraps the user's callable; operator() never throws.
+template <class F>
+class group_job {
+ public:
+  template <class A>
+  explicit group_job(A&& fn) : m_fn(std::forward<A>(fn)) {}
+  void operator()(task* self) noexcept {
+    try {
+      std::invoke(m_fn);
+    } catch (...) {
+      self->m_group->capture_exception(std::current_exception());
+    }
+  }
+
+ private:
+  F m_fn;
+};
+
+template <class F>
+class post_job {
+ public:
+  template <class A>
+  explicit post_job(A&& fn) : m_fn(std::forward<A>(fn)) {}
+  void operator()(task*) noexcept {
+    try {
+      std::invoke(m_fn);
+    } catch (...) {
+      report_unhandled_exception(std::current_exception());
+    }
+  }
+
+ private:
+  F m_fn;
+};
+
+template <class Job>
+void invoke_job(task* self, bool run) noexcept {
+  Job& job = task_closure<Job>(self);
+  if (run) job(self);
+  destroy_closure<Job>(self);
+}
+
+template <class Job, class... Args>
+task* build_task(thread_context& c, wait_context* group, Args&&... args) {
+  task* t = c.m_pool.allocate();
+  try {
+    construct_closure<Job>(t, std::forward<Args>(args)...);
+  } catch (...) {
+    c.m_pool.deallocate(t);
+    throw;
+  }
+  t->m_invoke = &invoke_job<Job>;
+  t->m_group = group;
+  // relaxed: published to thieves by the deque push (release) or the injection lock.
+  t->m_isolation.store(c.m_isolation, std::memory_order_relaxed);
+  return t;
+}
+
+// Undoes a built task that could not be queued (push ran out of memory).
+void abandon_task(thread_context& c, task* t) noexcept;
+
+// Spawns a task of kind Job, built from `args`, into arena `a`, as a member of `group` (may
+// be null).
+template <class Job, class... Args>
+void spawn(arena& a, wait_context* group, Args&&... args) {
+  thread_context& c = current_context();
+  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
+    task* t = build_task<Job>(c, group, std::forward<Args>(args)...);
+    if (group != nullptr) group->add(1);
+    c.m_slot->m_counters.created.bump();
+    try {
+      c.m_slot->m_deque.push(t);
+    } catch (...) {
+      abandon_task(c, t);
+      throw;
+    }
+    a.exec().idle().notify_after_spawn();
+    return;
+  }
+  executor_impl& exec = a.exec();
+  exec.admit_external(c);
+  task* t;
+  try {
+    t = build_task<Job>(c, group, std::forward<Args>(args)...);
+  } catch (...) {
+    exec.cancel_admission(c);
+    throw;
+  }
+  if (group != nullptr) group->add(1);
+  inject(a, c, t);
+}
+
+}  // namespace heist::detail

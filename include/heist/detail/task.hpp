@@ -1,0 +1,73 @@
+// task: the unit the scheduler moves around. A task is one fixed-size 128-byte block from
+// the per-thread task pool (task_pool.hpp): a 32-byte header and 96 bytes of in-place
+// closure storage, so spawning a lambda with up to 96 bytes of captures allocates nothing
+// from the global heap. Bigger or over-aligned closures live on the heap and the block
+// stores a pointer to them.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace heist::detail {
+
+class wait_context;
+
+struct task {
+  // Runs the closure if `run` is true, then destroys it. Never throws: each kind of task
+  // routes its exception to its group, its future or the executor's unhandled handler.
+  using invoke_fn = void (*)(task* self, bool run) noexcept;
+
+  invoke_fn m_invoke;
+  // Intrusive link: the injection queues and the task pool's free lists chain blocks here.
+  task* m_next;
+  // The task_group this task belongs to (its pending count, cancellation and first
+  // exception), or nullptr for post()/submit() tasks.
+  wait_context* m_group;
+  // Isolation region the task was spawned in (0: none). Atomic because a thief reads it
+  // speculatively before its CAS decides whether the task is really its (steal_if).
+  std::atomic<std::uintptr_t> m_isolation;
+  alignas(16) std::byte m_storage[96];
+};
+
+inline constexpr std::size_t k_task_block_size = 128;
+inline constexpr std::size_t k_task_storage_size = sizeof(task::m_storage);
+static_assert(sizeof(task) == k_task_block_size);
+
+template <class F>
+inline constexpr bool k_fits_in_task = sizeof(F) <= k_task_storage_size && alignof(F) <= 16;
+
+// The closure of a task, stored in place when it fits, else on the heap.
+template <class F>
+F& task_closure(task* t) noexcept {
+  if constexpr (k_fits_in_task<F>) {
+    return *std::launder(reinterpret_cast<F*>(t->m_storage));
+  } else {
+    return **std::launder(reinterpret_cast<F**>(t->m_storage));
+  }
+}
+
+template <class F, class... Args>
+void construct_closure(task* t, Args&&... args) {
+  if constexpr (k_fits_in_task<F>) {
+    ::new (static_cast<void*>(t->m_storage)) F(std::forward<Args>(args)...);
+  } else {
+    F* heap = new F(std::forward<Args>(args)...);
+    ::new (static_cast<void*>(t->m_storage)) F*(heap);
+  }
+}
+
+template <class F>
+void destroy_closure(task* t) noexcept {
+  if constexpr (k_fits_in_task<F>) {
+    task_closure<F>(t).~F();
+  } else {
+    delete &task_closure<F>(t);
+  }
+}
+
+}  // namespace heist::detail

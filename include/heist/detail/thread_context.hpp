@@ -1,0 +1,60 @@
+// thread_context: what heist knows about the calling OS thread. Workers create theirs on
+// their own stack; any other thread gets one lazily, the first time it spawns, waits or
+// runs a task (an "external" thread). Reached through one thread_local pointer, so the
+// spawn fast path costs a single %fs-relative load.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heist/detail/idle_state.hpp"
+#include "heist/detail/parker.hpp"
+#include "heist/detail/task_pool.hpp"
+
+namespace heist::detail {
+
+class arena;
+class executor_impl;
+class wait_context;
+struct slot;
+
+// What the thread is doing right now. A stack-extension stand-in (scheduler.cpp) copies it,
+// because it continues the same logical work on another stack.
+struct scheduling_state {
+  executor_impl* m_exec = nullptr;  // executor of the running task / of this worker
+  arena* m_arena = nullptr;         // arena whose tasks it runs
+  slot* m_slot = nullptr;           // its deque in m_arena, or null (then spawns are injected)
+  wait_context* m_group = nullptr;  // group of the running task (parent of new groups)
+  std::uintptr_t m_isolation = 0;   // isolation region of the running task (0: none)
+  std::uint32_t m_task_depth = 0;   // tasks of m_exec running on this logical stack
+  bool m_stolen = false;            // the running task was taken from another deque
+};
+
+struct thread_context : scheduling_state {
+  thread_context() noexcept;
+  thread_context(const thread_context&) = delete;
+  thread_context& operator=(const thread_context&) = delete;
+
+  executor_impl* m_worker_of = nullptr;  // set on worker threads
+  std::size_t m_worker_index = 0;
+  std::uint32_t m_help_depth = 0;  // tasks run inline by helping waits on this stack
+  std::uintptr_t m_stack_low = 0;  // lowest usable address of this thread's stack
+  std::size_t m_stack_size = 0;
+  std::uint64_t m_rng;  // victim selection for threads without a slot
+  task_pool m_pool;
+  parker m_parker;
+  sleeper m_sleeper;
+};
+
+// The calling thread's context, or nullptr if it never touched heist.
+extern constinit thread_local thread_context* t_context;
+
+thread_context& make_external_context();
+
+HEIST_ALWAYS_INLINE thread_context& current_context() {
+  thread_context* c = t_context;
+  if (HEIST_LIKELY(c != nullptr)) return *c;
+  return make_external_context();
+}
+
+}  // namespace heist::detail

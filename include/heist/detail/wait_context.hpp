@@ -1,0 +1,190 @@
+// wait_context: what a helping wait waits for. It is the state of a task_group (a count
+// of unfinished tasks, cancellation, the first exception) and of a future (count 1).
+//
+// The count and a "waiter sleeps" bit share one atomic word, so that the task finishing
+// last learns in the same RMW whether somebody must be woken:
+//   waiter:  m_waiter = my parker; CAS count -> count|k_sleeping (only while count > 0);
+//            re-check for work; block on the parker until k_group (or k_work) is set.
+//   last:    prev = fetch_sub(1); if prev == (k_sleeping|1): signal m_waiter with k_group.
+// A waiter that set the bit must not return before it has consumed that k_group signal:
+// the finishing task still reads m_waiter after its decrement, so the context (often on
+// the waiter's stack) must outlive that read. disarm() enforces this.
+//
+// Cancellation is hierarchical like oneTBB's bound contexts: a group created inside a task
+// of group P is cancelled when P is. Walking the ancestor chain on every task start would
+// cost O(depth), so cancel() bumps a global epoch and each context caches the epoch at
+// which it last found its ancestors uncancelled; the walk happens only after some group
+// somewhere was cancelled, and stops at the first ancestor already checked in this epoch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+
+#include "heist/detail/config.hpp"
+#include "heist/detail/parker.hpp"
+
+namespace heist::detail {
+
+// Bumped by every cancel(); see the file comment.
+inline std::atomic<std::uint64_t> g_cancel_epoch{1};
+
+class wait_context {
+ public:
+  static constexpr std::uint64_t k_sleeping = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t k_never_checked = ~std::uint64_t{0};
+
+  explicit wait_context(wait_context* parent = nullptr, std::uint64_t initial = 0) noexcept
+      : m_state(initial), m_parent(parent) {}
+  wait_context(const wait_context&) = delete;
+  wait_context& operator=(const wait_context&) = delete;
+
+  // --- the count -----------------------------------------------------------------------
+  void add(std::uint64_t n) noexcept {
+    // relaxed: the increment is sequenced before the push that publishes the task (a
+    // release store), so whoever runs the task and decrements sees it in the RMW order.
+    m_state.fetch_add(n, std::memory_order_relaxed);
+  }
+
+  // A task of this context finished (or was skipped).
+  void finish_one() noexcept {
+    // acq_rel: release publishes the task's effects (and a captured exception) to the
+    // waiter's acquire in done(); acquire makes the waiter's m_waiter store (sequenced
+    // before its arming CAS) visible below.
+    const std::uint64_t prev = m_state.fetch_sub(1, std::memory_order_acq_rel);
+    if (HEIST_UNLIKELY(prev == (k_sleeping | 1))) {
+      // The waiter is blocked until this signal, so `this` is still alive here.
+      m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
+    }
+  }
+
+  bool done() const noexcept {
+    // acquire: pairs with the release part of finish_one, so the tasks' effects are
+    // visible to whoever sees the count reach zero.
+    return (m_state.load(std::memory_order_acquire) & ~k_sleeping) == 0;
+  }
+
+  std::uint64_t pending() const noexcept {
+    return m_state.load(std::memory_order_relaxed) & ~k_sleeping;
+  }
+
+  // --- the sleeping waiter ---------------------------------------------------------------
+  enum class arm_result { armed, done, busy };
+  // Announces that `p`'s owner will sleep until the count reaches zero. `busy`: another
+  // thread already sleeps on this context; the caller must poll instead.
+  arm_result arm(parker* p) noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((s & ~k_sleeping) == 0) return arm_result::done;
+      if ((s & k_sleeping) != 0) return arm_result::busy;
+      m_waiter.store(p, std::memory_order_relaxed);
+      // release: publishes m_waiter to the finishing task's acquire RMW.
+      if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+        return arm_result::armed;
+      }
+    }
+  }
+
+  // Withdraws an armed waiter. Returns true if the count is still above zero (the waiter may
+  // go on helping). Returns false if the count reached zero meanwhile: then the finishing
+  // task owes this waiter a k_group signal, and disarm waits for it before returning.
+  bool disarm(parker& p) noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((s & ~k_sleeping) == 0) {
+        p.wait_for(parker::k_group);
+        clear_sleeping_bit();
+        return false;
+      }
+      // acquire: if the count is above zero we go on; nothing to synchronize with yet, but
+      // acquire keeps this RMW ordered before our later reads of the count.
+      if (m_state.compare_exchange_weak(s, s & ~k_sleeping, std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+        return true;
+      }
+    }
+  }
+
+  // After the k_group signal was consumed: the count is zero, the bit is ours to clear.
+  void clear_sleeping_bit() noexcept {
+    // acquire: the signal already synchronized; this keeps the RMW chain intact.
+    m_state.fetch_and(~k_sleeping, std::memory_order_acquire);
+  }
+
+  // --- cancellation and exceptions (task groups) ------------------------------------------
+  void cancel() noexcept {
+    // relaxed store, then a release bump of the epoch: a context that acquires the new
+    // epoch and walks its ancestors sees this flag.
+    m_cancel.store(true, std::memory_order_relaxed);
+    g_cancel_epoch.fetch_add(1, std::memory_order_release);
+  }
+
+  bool is_cancelled() noexcept {
+    // relaxed: a hint checked at task start; skipping a task a moment late is allowed.
+    if (m_cancel.load(std::memory_order_relaxed)) return true;
+    if (m_parent == nullptr) return false;
+    // acquire: pairs with the release bump in cancel(); see the walk in check_ancestors.
+    const std::uint64_t epoch = g_cancel_epoch.load(std::memory_order_acquire);
+    if (HEIST_LIKELY(m_seen_epoch.load(std::memory_order_relaxed) == epoch)) return false;
+    return check_ancestors(epoch);
+  }
+
+  // The first exception wins; later ones are dropped. The group cancels itself.
+  void capture_exception(std::exception_ptr e) noexcept {
+    // acq_rel: exactly one thread wins the flag; its store of m_exception is published to
+    // the waiter by finish_one's release and done()'s acquire.
+    if (!m_has_exception.exchange(true, std::memory_order_acq_rel)) m_exception = std::move(e);
+    cancel();
+  }
+
+  bool has_exception() const noexcept { return m_has_exception.load(std::memory_order_acquire); }
+
+  // Called by the waiter once the count is zero: returns the first exception (if any) and
+  // makes the context reusable.
+  std::exception_ptr reset() noexcept {
+    std::exception_ptr e;
+    if (m_has_exception.load(std::memory_order_acquire)) e = std::move(m_exception);
+    m_exception = nullptr;
+    m_has_exception.store(false, std::memory_order_relaxed);
+    m_cancel.store(false, std::memory_order_relaxed);
+    m_seen_epoch.store(k_never_checked, std::memory_order_relaxed);
+    return e;
+  }
+
+  wait_context* parent() const noexcept { return m_parent; }
+
+ private:
+  HEIST_NOINLINE bool check_ancestors(std::uint64_t epoch) noexcept {
+    // Iterative (chains can be 100,000 deep). Stops at a cancelled ancestor (we are
+    // cancelled) or at one already checked in this epoch, or at the root (we are not).
+    bool cancelled = false;
+    for (wait_context* a = m_parent; a != nullptr; a = a->m_parent) {
+      if (a->m_cancel.load(std::memory_order_relaxed)) {
+        cancelled = true;
+        break;
+      }
+      if (a->m_seen_epoch.load(std::memory_order_relaxed) == epoch) break;
+    }
+    if (cancelled) {
+      m_cancel.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    // Everything up to the stopping point is uncancelled as of `epoch`.
+    for (wait_context* a = this; a != nullptr; a = a->m_parent) {
+      if (a->m_seen_epoch.load(std::memory_order_relaxed) == epoch) break;
+      a->m_seen_epoch.store(epoch, std::memory_order_relaxed);
+    }
+    return false;
+  }
+
+  alignas(64) std::atomic<std::uint64_t> m_state;
+  std::atomic<parker*> m_waiter{nullptr};
+  wait_context* m_parent;
+  std::atomic<bool> m_cancel{false};
+  std::atomic<bool> m_has_exception{false};
+  std::atomic<std::uint64_t> m_seen_epoch{k_never_checked};
+  std::exception_ptr m_exception;
+};
+
+}  // namespace heist::detail

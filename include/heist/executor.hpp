@@ -1,0 +1,72 @@
+// executor (SPEC section 1): the work-stealing thread pool.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "heist/detail/executor_impl.hpp"
+#include "heist/detail/spawn.hpp"
+#include "heist/executor_options.hpp"
+#include "heist/future.hpp"
+#include "heist/stats.hpp"
+
+namespace heist {
+
+class executor {
+ public:
+  executor();                                  // hardware_concurrency() workers
+  explicit executor(std::size_t num_workers);  // 1..4096, else std::invalid_argument
+  explicit executor(executor_options options);
+  ~executor();  // shutdown(); from one of its own workers: terminates the process
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  std::size_t num_workers() const noexcept;
+
+  // Runs f on the pool; the future yields its result or rethrows its exception.
+  template <class F>
+  future<std::invoke_result_t<std::decay_t<F>>> submit(F&& f) {
+    using result = std::invoke_result_t<std::decay_t<F>>;
+    detail::arena& a = m_impl->default_arena();
+    future<result> fut(new detail::future_state<result>(a));
+    detail::spawn<detail::submit_job<std::decay_t<F>, result>>(a, nullptr, std::forward<F>(f),
+                                                               fut.m_state);
+    return fut;
+  }
+
+  // Runs f on the pool, fire and forget. An exception goes to on_unhandled_exception.
+  template <class F>
+  void post(F&& f) {
+    detail::spawn<detail::post_job<std::decay_t<F>>>(m_impl->default_arena(), nullptr,
+                                                     std::forward<F>(f));
+  }
+
+  // Blocks until every task submitted so far (and every task those spawned) has finished.
+  // From inside a task of this executor it would wait for itself: std::logic_error.
+  void wait_idle();
+  // Stops accepting external submissions, runs everything already accepted, joins the
+  // workers. Idempotent. From one of its own workers: std::logic_error.
+  void shutdown();
+
+  executor_stats stats() const;
+  void reset_stats();
+  // Chrome Trace Event JSON of the recorded task spans (executor_options::trace).
+  void write_trace(std::ostream& out) const;
+
+ private:
+  friend detail::executor_impl& detail_impl(executor& ex) noexcept;
+  std::unique_ptr<detail::executor_impl> m_impl;
+};
+
+// The process-wide executor: max(1, hardware_concurrency() - 1) workers, created on first
+// use, never destroyed (its threads end with the process).
+executor& default_executor();
+
+inline detail::executor_impl& detail_impl(executor& ex) noexcept {
+  return *ex.m_impl;
+}
+
+}  // namespace heist

@@ -1,0 +1,116 @@
+// task_group and parallel_invoke (SPEC section 3): fork/join with helping waits,
+// cancellation and exception propagation.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "heist/detail/spawn.hpp"
+#include "heist/detail/wait_context.hpp"
+#include "heist/executor.hpp"
+
+namespace heist {
+
+namespace detail {
+// The group the calling thread's running task belongs to: the parent of new groups, so
+// that cancelling a group cancels the groups created inside its tasks.
+inline wait_context* current_group() noexcept {
+  thread_context* c = t_context;
+  return c != nullptr ? c->m_group : nullptr;
+}
+
+// Runs f on the calling thread as a member of group `g` (run_and_wait, parallel_invoke's
+// last function): new groups inside f are children of g, an exception cancels g, and f
+// moves to a fresh stack if this one is nearly used up.
+template <class F>
+void run_inline_in_group(wait_context& g, F& f) {
+  thread_context& c = current_context();
+  wait_context* const saved = c.m_group;
+  c.m_group = &g;
+  try {
+    call_with_stack_headroom([](void* p) { std::invoke(*static_cast<F*>(p)); },
+                             static_cast<void*>(std::addressof(f)));
+  } catch (...) {
+    g.capture_exception(std::current_exception());
+  }
+  c.m_group = saved;
+}
+}  // namespace detail
+
+class task_group {
+ public:
+  // On the current executor: the one running the calling task, the arena of an enclosing
+  // task_arena::execute, else default_executor().
+  task_group() : task_group(detail::current_arena()) {}
+  explicit task_group(executor& ex) : task_group(detail_impl(ex).default_arena()) {}
+  // Waits for the tasks still running. If the group is destroyed by an exception
+  // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
+  // collected by wait() are dropped.
+  ~task_group() {
+    if (!m_context.done()) {
+      if (std::uncaught_exceptions() > m_uncaught) m_context.cancel();
+      try {
+        detail::help_until(*m_arena, m_context);
+      } catch (...) {  // a destructor does not throw; the tasks are finished either way
+      }
+    }
+    m_context.reset();
+  }
+  task_group(const task_group&) = delete;
+  task_group& operator=(const task_group&) = delete;
+
+  // Runs f as a task of this group. Thread-safe: tasks may run more tasks into their group.
+  template <class F>
+  void run(F&& f) {
+    detail::spawn<detail::group_job<std::decay_t<F>>>(*m_arena, &m_context, std::forward<F>(f));
+  }
+
+  // Runs f on the calling thread as a member of the group, then wait().
+  template <class F>
+  void run_and_wait(F&& f) {
+    if (!m_context.is_cancelled()) detail::run_inline_in_group(m_context, f);
+    wait();
+  }
+
+  // Runs tasks until every task of the group has finished, then rethrows the first
+  // exception a task threw, if any. The group is reusable afterwards.
+  void wait() {
+    if (!m_context.done()) detail::help_until(*m_arena, m_context);
+    if (std::exception_ptr e = m_context.reset()) std::rethrow_exception(e);
+  }
+
+  // Tasks not yet started are skipped; running ones finish.
+  void cancel() noexcept { m_context.cancel(); }
+  bool is_canceling() const noexcept { return m_context.is_cancelled(); }
+
+ private:
+  explicit task_group(detail::arena& a)
+      : m_arena(&a), m_context(detail::current_group()), m_uncaught(std::uncaught_exceptions()) {}
+
+  detail::arena* m_arena;
+  mutable detail::wait_context m_context;
+  int m_uncaught;
+};
+
+// Runs every function, in parallel, and returns when all have finished; the last runs on
+// the calling thread. The first exception is rethrown after all have finished or been
+// skipped.
+template <class... F>
+void parallel_invoke(F&&... fs) {
+  if constexpr (sizeof...(F) == 1) {
+    (std::invoke(fs), ...);
+  } else if constexpr (sizeof...(F) > 1) {
+    task_group group;
+    auto refs = std::forward_as_tuple(fs...);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (group.run([&f = std::get<I>(refs)] { std::invoke(f); }), ...);
+    }
+    (std::make_index_sequence<sizeof...(F) - 1>{});
+    group.run_and_wait(std::get<sizeof...(F) - 1>(refs));
+  }
+}
+
+}  // namespace heist

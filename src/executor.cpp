@@ -1,0 +1,454 @@
+// executor and executor_impl: construction, admission of external tasks, quiescence
+// (wait_idle, shutdown), statistics and traces.
+#include "heist/executor.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+#include "heist/detail/trace.hpp"
+
+namespace heist {
+namespace detail {
+
+void worker_main(executor_impl& exec, std::size_t index);  // scheduler.cpp
+
+// --- tracing -------------------------------------------------------------------------------
+std::uint64_t trace_clock() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+trace_buffer::~trace_buffer() {
+  chunk* c = m_head.load(std::memory_order_relaxed);
+  while (c != nullptr) {
+    chunk* next = c->m_next.load(std::memory_order_relaxed);
+    c->~chunk();
+    std::free(c);
+    c = next;
+  }
+}
+
+void trace_buffer::record(std::uint64_t start, std::uint64_t end, bool stolen) noexcept {
+  chunk* c = m_tail;
+  if (c == nullptr || c->m_count.load(std::memory_order_relaxed) == chunk::k_capacity) {
+    void* mem = std::malloc(sizeof(chunk));
+    if (mem == nullptr) return;  // out of memory: drop the span, never the task
+    chunk* fresh = ::new (mem) chunk();
+    // release: a reader that finds the new chunk sees it initialized.
+    (c != nullptr ? c->m_next : m_head).store(fresh, std::memory_order_release);
+    m_tail = c = fresh;
+  }
+  const std::size_t n = c->m_count.load(std::memory_order_relaxed);
+  c->m_spans[n] = trace_span{start, end, stolen};
+  // release: pairs with the reader's acquire load of m_count in for_each.
+  c->m_count.store(n + 1, std::memory_order_release);
+}
+
+// --- executor_impl -------------------------------------------------------------------------
+namespace {
+
+std::string worker_thread_name(const std::string& base, std::size_t index) {
+  std::string suffix = "-" + std::to_string(index);
+  // Linux limits thread names to 15 characters: shorten the base, keep the index.
+  const std::size_t room = suffix.size() >= 15 ? 0 : 15 - suffix.size();
+  return base.substr(0, room) + suffix;
+}
+
+std::size_t resolve_worker_count(std::size_t requested) {
+  std::size_t n = requested;
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  if (n > k_max_workers) {
+    throw std::invalid_argument("heist::executor: num_workers must be between 1 and " +
+                                std::to_string(k_max_workers) + ", got " + std::to_string(n));
+  }
+  return n;
+}
+
+}  // namespace
+
+executor_impl::executor_impl(executor_options options)
+    : m_options(std::move(options)), m_num_workers(resolve_worker_count(m_options.num_workers)) {
+  m_slots = std::make_unique<slot[]>(m_num_workers);
+  for (std::size_t i = 0; i < m_num_workers; ++i) {
+    slot& s = m_slots[i];
+    s.m_index = static_cast<std::uint32_t>(i);
+    s.m_last_victim = static_cast<std::uint32_t>(i);  // none yet
+    s.m_rng = (i + 1) * 0x9E3779B97F4A7C15ULL;
+  }
+  m_arena = std::make_unique<arena>(*this, m_slots.get(), m_num_workers,
+                                    std::min<std::size_t>(m_num_workers, 8));
+  m_baseline.resize(m_num_workers);
+  m_trace_origin = trace_clock();
+  if (m_options.trace) {
+    for (std::size_t i = 0; i < m_num_workers; ++i) {
+      m_traces.push_back(std::make_unique<trace_buffer>());
+      m_slots[i].m_trace = m_traces.back().get();
+    }
+  }
+  m_threads.reserve(m_num_workers);
+  try {
+    for (std::size_t i = 0; i < m_num_workers; ++i) {
+      m_threads.emplace_back([this, i] { worker_main(*this, i); });
+    }
+  } catch (...) {
+    m_stop.store(true, std::memory_order_seq_cst);
+    m_idle.wake_all();
+    for (auto& t : m_threads)
+      t.join();
+    m_threads.clear();
+    throw;
+  }
+}
+
+executor_impl::~executor_impl() {
+  // executor::~executor called shutdown(); this only covers a failed construction path.
+  std::lock_guard<std::mutex> lock(m_lifecycle_lock);
+  if (!m_joined) {
+    m_stop.store(true, std::memory_order_seq_cst);
+    m_idle.wake_all();
+    for (auto& t : m_threads) {
+      if (t.joinable()) t.join();
+    }
+  }
+}
+
+void executor_impl::worker_started(std::size_t index) noexcept {
+  const std::string name = worker_thread_name(m_options.name, index);
+  pthread_setname_np(pthread_self(), name.c_str());
+  if (m_options.on_worker_start) {
+    try {
+      m_options.on_worker_start(index);
+    } catch (...) {
+      report_unhandled(std::current_exception());
+    }
+  }
+}
+
+void executor_impl::worker_stopping(std::size_t index) noexcept {
+  if (m_options.on_worker_stop) {
+    try {
+      m_options.on_worker_stop(index);
+    } catch (...) {
+      report_unhandled(std::current_exception());
+    }
+  }
+}
+
+void executor_impl::admit_external(const thread_context& c) {
+  external_shard& shard = shard_for(c);
+  // seq_cst RMW then seq_cst load, against shutdown's seq_cst store of m_closed followed
+  // by its in-flight count (wait_quiescent): either this thread sees m_closed, or
+  // shutdown sees this task in flight and waits for it. Nothing accepted is lost.
+  shard.created.fetch_add(1, std::memory_order_seq_cst);
+  if (HEIST_UNLIKELY(m_closed.load(std::memory_order_seq_cst)) &&
+      !(c.m_exec == this && c.m_task_depth > 0)) {
+    cancel_admission(c);
+    throw executor_closed("heist::executor: shut down, no new tasks are accepted");
+  }
+}
+
+void executor_impl::cancel_admission(const thread_context& c) noexcept {
+  // release: see in_flight().
+  shard_for(c).finished.fetch_add(1, std::memory_order_release);
+  note_idle();
+}
+
+void executor_impl::count_external_finished(const thread_context& c, bool executed) noexcept {
+  if (executed) m_external_executed.fetch_add(1, std::memory_order_relaxed);
+  // release: see in_flight().
+  shard_for(c).finished.fetch_add(1, std::memory_order_release);
+}
+
+void executor_impl::count_external_steal(bool success) noexcept {
+  // relaxed: statistics.
+  m_external_attempts.fetch_add(1, std::memory_order_relaxed);
+  (success ? m_external_stolen : m_external_failed).fetch_add(1, std::memory_order_relaxed);
+}
+
+void executor_impl::record_external_span(std::uint64_t start, std::uint64_t end,
+                                         bool stolen) noexcept {
+  std::lock_guard<std::mutex> lock(m_external_trace_lock);
+  m_external_trace.record(start, end, stolen);
+}
+
+// Created minus finished. Reads every "finished" counter first (acquire), then every
+// "created" counter. A task counted as finished was created before it finished, and the
+// acquire load of its finish makes that creation visible to the later reads, so the
+// difference never goes negative; and a task admitted before the call and unfinished is
+// either counted as created, or was spawned by a task that was unfinished when the
+// finished counters were read (and is counted as created): zero means quiescent.
+std::uint64_t executor_impl::in_flight() const noexcept {
+  std::uint64_t finished = 0;
+  for (std::size_t i = 0; i < m_num_workers; ++i) {
+    finished += m_slots[i].m_counters.executed.load(std::memory_order_acquire);
+    finished += m_slots[i].m_counters.skipped.load(std::memory_order_acquire);
+  }
+  for (const external_shard& s : m_external) {
+    finished += s.finished.load(std::memory_order_acquire);
+  }
+  std::uint64_t created = 0;
+  for (std::size_t i = 0; i < m_num_workers; ++i) {
+    created += m_slots[i].m_counters.created.load(std::memory_order_acquire);
+  }
+  for (const external_shard& s : m_external) {
+    created += s.created.load(std::memory_order_acquire);
+  }
+  return created - finished;
+}
+
+void executor_impl::check_quiescent() noexcept {
+  if (in_flight() != 0) return;
+  std::lock_guard<std::mutex> lock(m_quiescence_lock);
+  m_quiescence_cv.notify_all();
+}
+
+void executor_impl::wait_quiescent() {
+  // seq_cst RMW + fence: pairs with the fence in note_idle (a Dekker pair): either the
+  // finishing thread sees this waiter, or this waiter's count sees its finish.
+  m_quiescence_waiters.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  {
+    std::unique_lock<std::mutex> lock(m_quiescence_lock);
+    m_quiescence_cv.wait(lock, [this] { return in_flight() == 0; });
+  }
+  m_quiescence_waiters.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void executor_impl::refuse_self_wait(const char* what) const {
+  const thread_context* c = t_context;
+  if (c != nullptr && (c->m_worker_of == this || (c->m_exec == this && c->m_task_depth > 0))) {
+    throw std::logic_error(std::string("heist::executor::") + what +
+                           "() called from a worker or task of the same executor: it would "
+                           "wait for itself");
+  }
+}
+
+void executor_impl::shutdown() {
+  refuse_self_wait("shutdown");
+  // seq_cst: see admit_external.
+  m_closed.store(true, std::memory_order_seq_cst);
+  wait_quiescent();
+  std::lock_guard<std::mutex> lock(m_lifecycle_lock);
+  if (m_joined) return;
+  // seq_cst store, then wake_all takes the idle lock: a worker either sees m_stop in its
+  // re-check after prepare_sleep, or is in the sleeper list and gets woken.
+  m_stop.store(true, std::memory_order_seq_cst);
+  m_idle.wake_all();
+  for (auto& t : m_threads)
+    t.join();
+  m_joined = true;
+}
+
+void executor_impl::wait_idle() {
+  refuse_self_wait("wait_idle");
+  wait_quiescent();
+}
+
+executor_stats executor_impl::stats() const {
+  executor_stats r;
+  r.workers.resize(m_num_workers);
+  std::lock_guard<std::mutex> lock(m_stats_lock);
+  for (std::size_t i = 0; i < m_num_workers; ++i) {
+    const slot_counters& k = m_slots[i].m_counters;
+    const worker_stats& base = m_baseline[i];
+    worker_stats& w = r.workers[i];
+    w.executed = k.executed.load() - base.executed;
+    w.stolen = k.stolen.load() - base.stolen;
+    w.steal_attempts = k.steal_attempts.load() - base.steal_attempts;
+    w.failed_steals = k.failed_steals.load() - base.failed_steals;
+    w.sleeps = k.sleeps.load() - base.sleeps;
+    w.queue_length = m_slots[i].m_deque.size();
+  }
+  r.external.executed =
+      m_external_executed.load(std::memory_order_relaxed) - m_external_baseline.executed;
+  r.external.stolen =
+      m_external_stolen.load(std::memory_order_relaxed) - m_external_baseline.stolen;
+  r.external.steal_attempts =
+      m_external_attempts.load(std::memory_order_relaxed) - m_external_baseline.steal_attempts;
+  r.external.failed_steals =
+      m_external_failed.load(std::memory_order_relaxed) - m_external_baseline.failed_steals;
+  r.external.queue_length = m_arena->inject().size();
+  std::size_t total = 0;
+  r.min_queue = std::numeric_limits<std::size_t>::max();
+  for (const worker_stats& w : r.workers) {
+    r.max_queue = std::max(r.max_queue, w.queue_length);
+    r.min_queue = std::min(r.min_queue, w.queue_length);
+    total += w.queue_length;
+  }
+  r.mean_queue = static_cast<double>(total) / static_cast<double>(m_num_workers);
+  return r;
+}
+
+void executor_impl::reset_stats() {
+  std::lock_guard<std::mutex> lock(m_stats_lock);
+  for (std::size_t i = 0; i < m_num_workers; ++i) {
+    const slot_counters& k = m_slots[i].m_counters;
+    worker_stats& base = m_baseline[i];
+    base.executed = k.executed.load();
+    base.stolen = k.stolen.load();
+    base.steal_attempts = k.steal_attempts.load();
+    base.failed_steals = k.failed_steals.load();
+    base.sleeps = k.sleeps.load();
+  }
+  m_external_baseline.executed = m_external_executed.load(std::memory_order_relaxed);
+  m_external_baseline.stolen = m_external_stolen.load(std::memory_order_relaxed);
+  m_external_baseline.steal_attempts = m_external_attempts.load(std::memory_order_relaxed);
+  m_external_baseline.failed_steals = m_external_failed.load(std::memory_order_relaxed);
+}
+
+namespace {
+void write_json_string(std::ostream& out, const std::string& s) {
+  out << '"';
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out << '\\' << ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(ch));
+      out << buf;
+    } else {
+      out << ch;
+    }
+  }
+  out << '"';
+}
+
+void write_spans(std::ostream& out, const trace_buffer& buffer, std::size_t tid,
+                 std::uint64_t origin, bool& first) {
+  buffer.for_each([&](const trace_span& s) {
+    char line[256];
+    const double ts = static_cast<double>(s.start - std::min(s.start, origin)) / 1000.0;
+    const double dur = static_cast<double>(s.end - s.start) / 1000.0;
+    std::snprintf(line, sizeof line,
+                  "%s\n{\"name\":\"task\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%zu,"
+                  "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"kind\":\"%s\"}}",
+                  first ? "" : ",", s.stolen ? "stolen" : "run", tid, ts, dur,
+                  s.stolen ? "stolen" : "run");
+    out << line;
+    first = false;
+  });
+}
+}  // namespace
+
+void executor_impl::write_trace(std::ostream& out) const {
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  bool first = true;
+  auto meta = [&](std::size_t tid, const std::string& name) {
+    out << (first ? "" : ",")
+        << "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << tid
+        << ",\"args\":{\"name\":";
+    write_json_string(out, name);
+    out << "}}";
+    first = false;
+  };
+  out << "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":";
+  write_json_string(out, m_options.name);
+  out << "}}";
+  first = false;
+  for (std::size_t i = 0; i < m_num_workers; ++i) {
+    meta(i, worker_thread_name(m_options.name, i));
+  }
+  if (m_options.trace) meta(m_num_workers, "external helpers");
+  for (std::size_t i = 0; i < m_traces.size(); ++i) {
+    write_spans(out, *m_traces[i], i, m_trace_origin, first);
+  }
+  {
+    std::lock_guard<std::mutex> lock(m_external_trace_lock);
+    write_spans(out, m_external_trace, m_num_workers, m_trace_origin, first);
+  }
+  out << "\n]}\n";
+}
+
+void executor_impl::report_unhandled(std::exception_ptr e) noexcept {
+  if (m_options.on_unhandled_exception) {
+    try {
+      m_options.on_unhandled_exception(e);
+      return;
+    } catch (...) {
+      std::fputs("heist: on_unhandled_exception threw; the exception is dropped\n", stderr);
+      return;
+    }
+  }
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "heist: unhandled exception in a post() task: %s\n", ex.what());
+  } catch (...) {
+    std::fputs("heist: unhandled exception in a post() task (not a std::exception)\n", stderr);
+  }
+}
+
+}  // namespace detail
+
+// --- executor --------------------------------------------------------------------------------
+namespace {
+executor_options options_with_workers(std::size_t n) {
+  if (n == 0) {
+    throw std::invalid_argument("heist::executor: num_workers must be between 1 and " +
+                                std::to_string(detail::k_max_workers) + ", got 0");
+  }
+  executor_options o;
+  o.num_workers = n;
+  return o;
+}
+}  // namespace
+
+executor::executor() : executor(executor_options{}) {}
+executor::executor(std::size_t num_workers) : executor(options_with_workers(num_workers)) {}
+executor::executor(executor_options options)
+    : m_impl(std::make_unique<detail::executor_impl>(std::move(options))) {}
+
+executor::~executor() {
+  if (!m_impl) return;
+  const detail::thread_context* c = detail::t_context;
+  if (c != nullptr &&
+      (c->m_worker_of == m_impl.get() || (c->m_exec == m_impl.get() && c->m_task_depth > 0))) {
+    std::fputs(
+        "heist: an executor was destroyed from one of its own workers or tasks, which would "
+        "wait for itself; terminating\n",
+        stderr);
+    std::terminate();
+  }
+  m_impl->shutdown();
+}
+
+std::size_t executor::num_workers() const noexcept {
+  return m_impl->num_workers();
+}
+void executor::wait_idle() {
+  m_impl->wait_idle();
+}
+void executor::shutdown() {
+  m_impl->shutdown();
+}
+executor_stats executor::stats() const {
+  return m_impl->stats();
+}
+void executor::reset_stats() {
+  m_impl->reset_stats();
+}
+void executor::write_trace(std::ostream& out) const {
+  m_impl->write_trace(out);
+}
+
+executor& default_executor() {
+  // Never destroyed: its threads end with the process, so tasks still running at exit
+  // never meet destroyed statics, and exit() from a task cannot deadlock on a join.
+  static executor* const instance =
+      new executor(std::max(1u, std::thread::hardware_concurrency()) > 1
+                       ? std::thread::hardware_concurrency() - 1
+                       : 1u);
+  return *instance;
+}
+
+}  // namespace heist

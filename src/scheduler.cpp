@@ -1,0 +1,577 @@
+// The scheduler: the worker loop, the search for work, sleeping, helping waits and the
+// stack extension that lets helping recursion go deeper than one stack.
+//
+// Glossary
+//   worker   a thread the executor started; it occupies one slot (deque) of its arena.
+//   owner    the thread occupying a slot: the only one that pushes and pops its deque.
+//   thief    any thread stealing from the top of another slot's deque.
+//   inject   queue a task from a thread that holds no slot of the target arena.
+//   help     run other tasks while waiting for a task_group or a future.
+//   park     block the OS thread on its parker (idle_state.hpp has the sleep protocol).
+//
+// The worker loop
+//   1. Every 64th task, look at the injection queue first, so a worker busy with its own
+//      recursion cannot starve external submissions (Go's scheduler does the same every
+//      61 ticks).
+//   2. Pop the own deque (LIFO: the most recently spawned, cache-hot task).
+//   3. Search: the injection queue, then steal attempts at victims chosen by the policy
+//      (sticky_random: the last victim first, then random ones; random; round_robin from
+//      the next index; none). A round makes 2x(victims) attempts. The first rounds spin
+//      (pause), the next ones yield, then the thread sleeps (idle_state.hpp).
+//   4. A thief that took a task and sees more work behind it, while it was the last
+//      searcher and somebody sleeps, wakes one more thread: work spreads one wake-up at a
+//      time without waking threads for a trickle of single tasks.
+//
+// Helping waits (task_group::wait, future::get)
+//   A waiting thread runs tasks until its wait_context is done: its own deque first (its
+//   group's tasks are on top, LIFO), then the same search as an idle worker, then it
+//   sleeps until either the group finishes (k_group) or new work appears (k_work). A
+//   worker therefore never blocks its OS thread while it can run something, so nested
+//   waits cannot deadlock, even on one worker. A thread inside isolate() ("restricted")
+//   only takes tasks of its isolation region; it stays out of the searching/sleeping
+//   accounting (a wake-up for work it may not run would be lost) and parks with a
+//   1 ms timeout instead.
+//
+// Deep helping recursion
+//   Helping nests: wait -> run task -> task waits -> run task ... One child per level for
+//   100,000 levels needs far more than an 8 MiB stack. Before running a task inline, a
+//   helping thread checks its headroom (a quarter of its stack, at least 256 KiB, and at
+//   most k_max_help_depth nested tasks). Without headroom it hands the task to a stand-in:
+//   a fresh thread with its own 8 MiB stack that copies the caller's scheduling state (its
+//   slot, arena, group, isolation), runs the task, and ends; the caller blocks in
+//   pthread_join meanwhile. The nesting is strict (the caller resumes only when the
+//   stand-in is done, and only one of them touches the slot at a time), so it behaves like
+//   a segmented stack: no slot changes hands for good and no new deadlock can arise.
+//
+// Rejected alternatives: a global queue with a condition variable (note 000; every spawn
+// would take a lock); waking all sleepers on new work (burns CPU under a trickle); switching
+// stacks with ucontext (sanitizers lose track of fiber switches without annotations, and a
+// thread per 4096 levels costs ~50 us, i.e. nothing).
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <system_error>
+#include <thread>
+
+#include "heist/detail/arena.hpp"
+#include "heist/detail/executor_impl.hpp"
+#include "heist/detail/spawn.hpp"
+#include "heist/detail/thread_context.hpp"
+#include "heist/detail/trace.hpp"
+#include "heist/detail/wait_context.hpp"
+#include "heist/executor.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace heist::detail {
+
+constinit thread_local thread_context* t_context = nullptr;
+
+namespace {
+
+// --- tuning ------------------------------------------------------------------------------
+constexpr unsigned k_spin_rounds = 2;   // search rounds separated by a short pause
+constexpr unsigned k_yield_rounds = 4;  // then rounds separated by sched_yield; then sleep
+constexpr unsigned k_pause_per_round = 32;
+constexpr std::uint32_t k_inject_check_interval = 64;
+constexpr std::int64_t k_restricted_park_ns = 1'000'000;
+// Nested helping executions per stack before a stand-in takes over. TSan keeps a shadow
+// call stack of fixed size per thread, so its limit is lower.
+constexpr std::uint32_t k_max_help_depth = HEIST_TSAN ? 256 : 4096;
+constexpr std::size_t k_stand_in_stack_size = std::size_t{8} << 20;
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+inline std::uint64_t next_random(std::uint64_t& state) noexcept {
+  // xorshift64*: fast, and good enough to spread victims.
+  state ^= state >> 12;
+  state ^= state << 25;
+  state ^= state >> 27;
+  return state * 0x2545F4914F6CDD1DULL;
+}
+
+void init_stack_bounds(thread_context& c) noexcept {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* addr = nullptr;
+  std::size_t size = 0;
+  if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+    c.m_stack_low = reinterpret_cast<std::uintptr_t>(addr);
+    c.m_stack_size = size;
+  }
+  pthread_attr_destroy(&attr);
+}
+
+// Which tasks a thread may take: anything, or only those of its isolation region.
+struct task_filter {
+  std::uintptr_t isolation = 0;
+  bool restricted() const noexcept { return isolation != 0; }
+  // May see a stale or null pointer (chase_lev_deque::steal_if); reads only an atomic.
+  bool accepts(const task* t) const noexcept {
+    if (isolation == 0) return true;
+    return t != nullptr && t->m_isolation.load(std::memory_order_relaxed) == isolation;
+  }
+};
+
+struct found_task {
+  task* t = nullptr;
+  bool stolen = false;
+  bool more = false;  // more work was visible where this one came from
+};
+
+struct external_context_holder {
+  thread_context context;
+  external_context_holder() noexcept {
+    init_stack_bounds(context);
+    t_context = &context;
+  }
+  ~external_context_holder() { t_context = nullptr; }
+};
+
+}  // namespace
+
+// --- thread contexts ---------------------------------------------------------------------
+thread_context::thread_context() noexcept {
+  m_rng = reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ULL + 1;
+  m_sleeper.m_parker = &m_parker;
+}
+
+thread_context& make_external_context() {
+  static thread_local bool t_holder_gone = false;
+  if (HEIST_UNLIKELY(t_holder_gone)) {
+    // A thread_local destructor running after ours uses heist: give it a context that
+    // lives until the thread ends (it is reclaimed with the process).
+    static thread_local thread_context* late = nullptr;
+    if (late == nullptr) late = new thread_context();
+    t_context = late;
+    return *late;
+  }
+  struct holder_guard : external_context_holder {
+    ~holder_guard() { t_holder_gone = true; }
+  };
+  static thread_local holder_guard holder;
+  return holder.context;
+}
+
+arena& current_arena() {
+  thread_context* c = t_context;
+  if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
+  return detail_impl(default_executor()).default_arena();
+}
+
+// --- stack headroom and stand-ins ----------------------------------------------------------
+namespace {
+
+bool stack_is_low(const thread_context& c) noexcept {
+  if (c.m_help_depth >= k_max_help_depth) return true;
+  if (c.m_stack_size == 0) return false;  // bounds unknown: rely on the depth limit
+  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, c.m_stack_size / 4);
+  return sp < c.m_stack_low + headroom;
+}
+
+struct stand_in_call {
+  const thread_context* caller;
+  void (*fn)(void*);
+  void* arg;
+  std::exception_ptr error;
+};
+
+void* stand_in_main(void* p) {
+  auto& call = *static_cast<stand_in_call*>(p);
+  {
+    thread_context c;
+    static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
+    c.m_worker_of = call.caller->m_worker_of;
+    c.m_worker_index = call.caller->m_worker_index;
+    init_stack_bounds(c);
+    t_context = &c;
+    try {
+      call.fn(call.arg);
+    } catch (...) {
+      call.error = std::current_exception();
+    }
+    t_context = nullptr;
+  }
+  return nullptr;
+}
+
+// Runs fn(arg) on a stand-in thread while the caller blocks. Returns false if no thread
+// could be started (the caller then runs fn itself: a deep stack beats a lost task).
+bool run_on_stand_in(thread_context& c, void (*fn)(void*), void* arg) {
+  stand_in_call call{&c, fn, arg, nullptr};
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return false;
+  pthread_attr_setstacksize(&attr, k_stand_in_stack_size);
+  pthread_t thread;
+  const int rc = pthread_create(&thread, &attr, &stand_in_main, &call);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return false;
+  pthread_join(thread, nullptr);  // happens-before: everything the stand-in did
+  if (call.error) std::rethrow_exception(call.error);
+  return true;
+}
+
+struct depth_guard {
+  thread_context& c;
+  explicit depth_guard(thread_context& ctx) noexcept : c(ctx) { ++c.m_help_depth; }
+  ~depth_guard() { --c.m_help_depth; }
+};
+
+}  // namespace
+
+void call_with_stack_headroom(void (*fn)(void*), void* arg) {
+  thread_context& c = current_context();
+  if (HEIST_UNLIKELY(stack_is_low(c)) && run_on_stand_in(c, fn, arg)) return;
+  depth_guard depth(c);
+  fn(arg);
+}
+
+// --- running a task ------------------------------------------------------------------------
+namespace {
+
+void execute_task(thread_context& c, task* t, bool stolen) noexcept {
+  wait_context* const group = t->m_group;
+  const bool run = group == nullptr || !group->is_cancelled();
+  wait_context* const saved_group = c.m_group;
+  const std::uintptr_t saved_isolation = c.m_isolation;
+  const bool saved_stolen = c.m_stolen;
+  c.m_group = group;
+  c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
+  c.m_stolen = stolen;
+  ++c.m_task_depth;
+  slot* const s = c.m_slot;
+  trace_buffer* const trace = s != nullptr ? s->m_trace : nullptr;
+  const bool external_trace = s == nullptr && c.m_exec->tracing();
+  const std::uint64_t start = (trace != nullptr || external_trace) ? trace_clock() : 0;
+  t->m_invoke(t, run);
+  if (trace != nullptr) {
+    trace->record(start, trace_clock(), stolen);
+  } else if (external_trace) {
+    c.m_exec->record_external_span(start, trace_clock(), stolen);
+  }
+  --c.m_task_depth;
+  c.m_stolen = saved_stolen;
+  c.m_isolation = saved_isolation;
+  c.m_group = saved_group;
+  c.m_pool.deallocate(t);
+  if (s != nullptr) {
+    // release: see owner_counter::bump_release and executor_impl::in_flight.
+    (run ? s->m_counters.executed : s->m_counters.skipped).bump_release();
+  } else {
+    c.m_exec->count_external_finished(c, run);
+  }
+  if (group != nullptr) group->finish_one();
+}
+
+// Runs `t` of arena `a` on the calling thread. A thread without a slot in `a` (an external
+// helper) runs it as a guest: spawns inside go to `a`'s injection queue.
+void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexcept {
+  if (c.m_arena == &a) {
+    execute_task(c, t, stolen);
+    return;
+  }
+  const scheduling_state saved = c;
+  c.m_exec = &a.exec();
+  c.m_arena = &a;
+  c.m_slot = nullptr;
+  c.m_task_depth = 0;
+  execute_task(c, t, stolen);
+  static_cast<scheduling_state&>(c) = saved;
+}
+
+struct nested_run {
+  arena* a;
+  task* t;
+  bool stolen;
+};
+
+// A helping wait runs `t` inline, or on a stand-in when the stack is nearly used up.
+void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
+  if (HEIST_UNLIKELY(stack_is_low(c))) {
+    nested_run run{&a, t, stolen};
+    const bool handed_over = run_on_stand_in(
+        c,
+        [](void* p) {
+          auto& r = *static_cast<nested_run*>(p);
+          execute_in(*t_context, *r.a, r.t, r.stolen);
+        },
+        &run);
+    if (handed_over) return;
+  }
+  depth_guard depth(c);
+  execute_in(c, a, t, stolen);
+}
+
+// --- finding a task ------------------------------------------------------------------------
+task* pop_own(thread_context& c, const task_filter& f) noexcept {
+  task* t = c.m_slot->m_deque.pop();
+  if (t != nullptr && !f.accepts(t)) {
+    // The top belongs to an outer region: put it back (the slot it came from is free,
+    // so the push cannot need to grow) and take nothing from the own deque.
+    c.m_slot->m_deque.push(t);
+    return nullptr;
+  }
+  return t;
+}
+
+std::size_t pick_victim(thread_context& c, arena& a, slot* self, std::size_t attempt,
+                        steal_policy policy) noexcept {
+  const std::size_t n = a.num_slots();
+  std::uint64_t& rng = self != nullptr ? self->m_rng : c.m_rng;
+  const std::size_t victims = self != nullptr ? n - 1 : n;
+  std::size_t v;
+  switch (policy) {
+    case steal_policy::round_robin: {
+      const std::size_t base = self != nullptr ? self->m_index + 1 : rng % n;
+      v = (base + attempt % victims) % n;
+      if (self != nullptr && v == self->m_index) v = (v + 1) % n;
+      return v;
+    }
+    case steal_policy::sticky_random:
+      if (attempt == 0 && self != nullptr && self->m_last_victim != self->m_index &&
+          self->m_last_victim < n) {
+        return self->m_last_victim;
+      }
+      [[fallthrough]];
+    case steal_policy::random:
+    case steal_policy::none:
+    default:
+      v = static_cast<std::size_t>(next_random(rng) % victims);
+      if (self != nullptr && v >= self->m_index) ++v;
+      return v;
+  }
+}
+
+// One search round: the injection queue, then steal attempts.
+found_task search_once(thread_context& c, arena& a, const task_filter& f,
+                       bool& saw_contention) noexcept {
+  slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
+  executor_impl& exec = a.exec();
+  injection_queue& inject = a.inject();
+  const std::size_t start = self != nullptr ? self->m_index : static_cast<std::size_t>(c.m_rng);
+  if (task* t = inject.pop_if(start, [&f](const task* x) noexcept { return f.accepts(x); })) {
+    return {t, false, inject.size() != 0};
+  }
+  const steal_policy policy = exec.policy();
+  if (policy == steal_policy::none) return {};
+  const std::size_t n = a.num_slots();
+  const std::size_t victims = self != nullptr ? n - 1 : n;
+  if (victims == 0) return {};
+  const std::size_t attempts = policy == steal_policy::round_robin ? victims : 2 * victims;
+  for (std::size_t k = 0; k < attempts; ++k) {
+    const std::size_t v = pick_victim(c, a, self, k, policy);
+    slot& victim = a.slot_at(v);
+    const steal_result<task*> r =
+        victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
+    const bool ok = r.status == steal_status::success;
+    if (self != nullptr) {
+      self->m_counters.steal_attempts.bump();
+      if (ok) {
+        self->m_counters.stolen.bump();
+        self->m_last_victim = static_cast<std::uint32_t>(v);
+      } else {
+        self->m_counters.failed_steals.bump();
+      }
+    } else {
+      exec.count_external_steal(ok);
+    }
+    if (ok) return {r.value, true, !victim.m_deque.empty()};
+    if (r.status == steal_status::lost_race) saw_contention = true;
+  }
+  return {};
+}
+
+// Work that the calling thread could take, for the re-check before sleeping (S3).
+bool work_visible(thread_context& c, arena& a) noexcept {
+  if (a.inject().size() != 0) return true;
+  if (a.exec().policy() == steal_policy::none) return false;
+  slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
+  for (std::size_t i = 0; i < a.num_slots(); ++i) {
+    slot& s = a.slot_at(i);
+    if (&s != self && !s.m_deque.empty()) return true;
+  }
+  return false;
+}
+
+// The end condition of a search: `w` done, or (no w) the executor stopping.
+bool search_over(executor_impl& exec, wait_context* w) noexcept {
+  return w != nullptr ? w->done() : exec.stopping();
+}
+
+// Parks a registered searcher (S1-S4). Returns false if `w` finished (the caller stops
+// searching), true to search again. On return the thread counts as a searcher.
+bool park_registered(thread_context& c, arena& a, wait_context* w) {
+  executor_impl& exec = a.exec();
+  idle_state& idle = exec.idle();
+  if (w != nullptr) {
+    switch (w->arm(&c.m_parker)) {
+      case wait_context::arm_result::done:
+        return false;
+      case wait_context::arm_result::busy:
+        // Another thread sleeps on this context; poll instead.
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        return true;
+      case wait_context::arm_result::armed:
+        break;
+    }
+  }
+  idle.prepare_sleep(c.m_sleeper);                   // S1, S2
+  if (work_visible(c, a) || search_over(exec, w)) {  // S3
+    if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
+    return w == nullptr || w->disarm(c.m_parker);
+  }
+  if (c.m_slot != nullptr && c.m_arena == &a) c.m_slot->m_counters.sleeps.bump();
+  // S4
+  const std::uint32_t why =
+      c.m_parker.wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
+  if ((why & parker::k_group) != 0) {
+    // The wait is over. Leave the list, or consume the k_work of a waker who took us.
+    if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
+      c.m_parker.wait_for(parker::k_work);
+    }
+    w->clear_sleeping_bit();
+    return false;
+  }
+  // k_work: a waker took us out of the list and made us a searcher.
+  return w == nullptr || w->disarm(c.m_parker);
+}
+
+// Parks a restricted waiter: only until `w` finishes, at most k_restricted_park_ns.
+// Returns false if `w` finished.
+bool park_restricted(thread_context& c, wait_context& w) {
+  switch (w.arm(&c.m_parker)) {
+    case wait_context::arm_result::done:
+      return false;
+    case wait_context::arm_result::busy:
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      return true;
+    case wait_context::arm_result::armed:
+      break;
+  }
+  if (c.m_parker.wait_for(parker::k_group, k_restricted_park_ns) != 0) {
+    w.clear_sleeping_bit();
+    return false;
+  }
+  return w.disarm(c.m_parker);
+}
+
+// Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
+// stops (w == null). Spins, then yields, then parks.
+found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f) {
+  executor_impl& exec = a.exec();
+  idle_state& idle = exec.idle();
+  const bool registered = !f.restricted();
+  if (registered) idle.begin_search();
+  if (w == nullptr) exec.note_idle();
+  for (unsigned round = 0;; ++round) {
+    bool contention = false;
+    found_task found = search_once(c, a, f, contention);
+    if (found.t != nullptr) {
+      if (registered && idle.end_search() && found.more) idle.wake_one();
+      return found;
+    }
+    if (search_over(exec, w)) {
+      if (registered) idle.end_search();
+      return {};
+    }
+    if (contention || round < k_spin_rounds) {
+      for (unsigned i = 0; i < k_pause_per_round; ++i)
+        cpu_relax();
+      continue;
+    }
+    if (round < k_spin_rounds + k_yield_rounds) {
+      std::this_thread::yield();
+      continue;
+    }
+    const bool again = registered ? park_registered(c, a, w) : park_restricted(c, *w);
+    if (!again) {
+      if (registered) idle.end_search();
+      return {};
+    }
+    round = 0;
+  }
+}
+
+}  // namespace
+
+void abandon_task(thread_context& c, task* t) noexcept {
+  wait_context* const group = t->m_group;
+  t->m_invoke(t, false);
+  c.m_pool.deallocate(t);
+  c.m_slot->m_counters.skipped.bump_release();
+  if (group != nullptr) group->finish_one();
+}
+
+void inject(arena& a, const thread_context& c, task* t) noexcept {
+  a.inject().push(t, static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(&c) >> 6));
+  a.exec().idle().notify_after_inject();
+}
+
+void help_until(arena& a, wait_context& w) {
+  thread_context& c = current_context();
+  const bool own = c.m_slot != nullptr && c.m_arena == &a;
+  const task_filter f{c.m_isolation};
+  while (!w.done()) {
+    found_task found;
+    if (own) found.t = pop_own(c, f);
+    if (found.t == nullptr) {
+      found = search(c, a, &w, f);
+      if (found.t == nullptr) return;  // w is done
+    }
+    execute_nested(c, a, found.t, found.stolen);
+    if (!own) a.exec().note_idle();
+  }
+}
+
+void report_unhandled_exception(std::exception_ptr e) noexcept {
+  thread_context* c = t_context;
+  if (c != nullptr && c->m_exec != nullptr) {
+    c->m_exec->report_unhandled(std::move(e));
+    return;
+  }
+  std::fputs("heist: unhandled exception in a task outside any executor\n", stderr);
+}
+
+void worker_main(executor_impl& exec, std::size_t index) {
+  thread_context c;
+  arena& a = exec.default_arena();
+  c.m_exec = &exec;
+  c.m_arena = &a;
+  c.m_slot = &a.slot_at(index);
+  c.m_worker_of = &exec;
+  c.m_worker_index = index;
+  init_stack_bounds(c);
+  t_context = &c;
+  exec.worker_started(index);
+  slot& self = *c.m_slot;
+  const task_filter anything{};
+  for (;;) {
+    found_task found;
+    if (HEIST_UNLIKELY(++self.m_tick >= k_inject_check_interval)) {
+      self.m_tick = 0;
+      found.t = a.inject().pop(self.m_index);
+    }
+    if (found.t == nullptr) found.t = self.m_deque.pop();
+    if (found.t == nullptr) {
+      found = search(c, a, nullptr, anything);
+      if (found.t == nullptr) break;  // stopping: every accepted task has finished
+    }
+    execute_task(c, found.t, found.stolen);
+  }
+  exec.worker_stopping(index);
+  t_context = nullptr;
+}
+
+}  // namespace heist::detail

@@ -1,0 +1,124 @@
+// The process-wide depot behind the per-thread task pools (see task_pool.hpp).
+#include "heist/detail/task_pool.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+
+namespace heist::detail {
+namespace {
+
+constexpr std::size_t k_slab_bytes = 64 * 1024;
+constexpr std::size_t k_blocks_per_slab = k_slab_bytes / k_task_block_size;
+static_assert(k_blocks_per_slab % k_task_batch == 0);
+
+// A batch is a chain of blocks linked through task::m_next. While a batch sits in the
+// depot, its first block's m_group links it to the next batch and its m_isolation field
+// holds the batch's length (both fields are unused in a free block).
+struct batch {
+  task* head;
+  std::size_t count;
+};
+
+class depot {
+ public:
+  batch take() {
+    {
+      std::lock_guard<std::mutex> lock(m_lock);
+      if (m_batches != nullptr) {
+        task* head = m_batches;
+        m_batches = reinterpret_cast<task*>(head->m_group);
+        const std::size_t n = head->m_isolation.load(std::memory_order_relaxed);
+        m_free_blocks -= n;
+        return {head, n};
+      }
+    }
+    return carve_slab();
+  }
+
+  void give(batch b) noexcept {
+    if (b.count == 0) return;
+    std::lock_guard<std::mutex> lock(m_lock);
+    push_locked(b);
+  }
+
+  task_memory_stats stats() {
+    std::lock_guard<std::mutex> lock(m_lock);
+    return {m_slab_bytes, m_free_blocks};
+  }
+
+ private:
+  void push_locked(batch b) noexcept {
+    b.head->m_isolation.store(b.count, std::memory_order_relaxed);
+    b.head->m_group = reinterpret_cast<wait_context*>(m_batches);
+    m_batches = b.head;
+    m_free_blocks += b.count;
+  }
+
+  // Carves a new slab into batches: returns one, stacks the rest.
+  batch carve_slab() {
+    void* mem = std::aligned_alloc(k_cache_line, k_slab_bytes);
+    if (mem == nullptr) throw std::bad_alloc();
+    auto* blocks = static_cast<std::byte*>(mem);
+    batch first{nullptr, 0};
+    std::lock_guard<std::mutex> lock(m_lock);
+    m_slab_bytes += k_slab_bytes;
+    for (std::size_t b = 0; b < k_blocks_per_slab; b += k_task_batch) {
+      task* head = nullptr;
+      for (std::size_t i = k_task_batch; i-- > 0;) {
+        task* t = ::new (blocks + (b + i) * k_task_block_size) task{};
+        t->m_next = head;
+        head = t;
+      }
+      if (first.head == nullptr) {
+        first = {head, k_task_batch};
+      } else {
+        push_locked({head, k_task_batch});
+      }
+    }
+    return first;
+  }
+
+  std::mutex m_lock;
+  task* m_batches = nullptr;
+  std::size_t m_free_blocks = 0;
+  std::size_t m_slab_bytes = 0;
+};
+
+// Immortal: thread-exit destructors of task pools may run after static destructors.
+depot& the_depot() {
+  alignas(depot) static std::byte storage[sizeof(depot)];
+  static depot* d = ::new (storage) depot();
+  return *d;
+}
+
+}  // namespace
+
+task_memory_stats task_memory() noexcept {
+  return the_depot().stats();
+}
+
+task_pool::~task_pool() {
+  the_depot().give({m_free, m_count});
+}
+
+task* task_pool::refill() {
+  const batch b = the_depot().take();
+  m_free = b.head;
+  m_count = b.count;
+  return m_free;
+}
+
+void task_pool::spill() noexcept {
+  // Detach k_task_batch blocks from the top of the free list and give them to the depot.
+  task* head = m_free;
+  task* last = head;
+  for (std::size_t i = 1; i < k_task_batch; ++i)
+    last = last->m_next;
+  m_free = last->m_next;
+  last->m_next = nullptr;
+  m_count -= k_task_batch;
+  the_depot().give({head, k_task_batch});
+}
+
+}  // namespace heist::detail
