@@ -3,6 +3,13 @@
 if(HEIST_SANITIZER STREQUAL "thread")
   add_compile_options(-fsanitize=thread -g -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
+  # GCC warns that TSan does not model atomic_thread_fence. heist never relies on a fence to
+  # publish plain data (every hand-off is a release/acquire pair on an atomic); its fences
+  # only order atomics among themselves (Chase-Lev T4/S2, the sleep protocol's Dekker pairs),
+  # which TSan does not check anyway. The model check and stress tests cover them.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    add_compile_options(-Wno-tsan)
+  endif()
 elseif(HEIST_SANITIZER STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -g
                       -fno-omit-frame-pointer)

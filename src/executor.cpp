@@ -78,19 +78,20 @@ std::size_t resolve_worker_count(std::size_t requested) {
 
 executor_impl::executor_impl(executor_options options)
     : m_options(std::move(options)), m_num_workers(resolve_worker_count(m_options.num_workers)) {
-  m_slots = std::make_unique<slot[]>(m_num_workers);
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
+  m_num_slots = m_num_workers + k_leasable_slots;
+  m_slots = std::make_unique<slot[]>(m_num_slots);
+  for (std::size_t i = 0; i < m_num_slots; ++i) {
     slot& s = m_slots[i];
     s.m_index = static_cast<std::uint32_t>(i);
     s.m_last_victim = static_cast<std::uint32_t>(i);  // none yet
     s.m_rng = (i + 1) * 0x9E3779B97F4A7C15ULL;
   }
-  m_arena = std::make_unique<arena>(*this, m_slots.get(), m_num_workers,
+  m_arena = std::make_unique<arena>(*this, m_slots.get(), m_num_slots, m_num_workers,
                                     std::min<std::size_t>(m_num_workers, 8));
   m_baseline.resize(m_num_workers);
   m_trace_origin = trace_clock();
   if (m_options.trace) {
-    for (std::size_t i = 0; i < m_num_workers; ++i) {
+    for (std::size_t i = 0; i < m_num_slots; ++i) {
       m_traces.push_back(std::make_unique<trace_buffer>());
       m_slots[i].m_trace = m_traces.back().get();
     }
@@ -189,7 +190,7 @@ void executor_impl::record_external_span(std::uint64_t start, std::uint64_t end,
 // finished counters were read (and is counted as created): zero means quiescent.
 std::uint64_t executor_impl::in_flight() const noexcept {
   std::uint64_t finished = 0;
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
+  for (std::size_t i = 0; i < m_num_slots; ++i) {
     finished += m_slots[i].m_counters.executed.load(std::memory_order_acquire);
     finished += m_slots[i].m_counters.skipped.load(std::memory_order_acquire);
   }
@@ -197,7 +198,7 @@ std::uint64_t executor_impl::in_flight() const noexcept {
     finished += s.finished.load(std::memory_order_acquire);
   }
   std::uint64_t created = 0;
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
+  for (std::size_t i = 0; i < m_num_slots; ++i) {
     created += m_slots[i].m_counters.created.load(std::memory_order_acquire);
   }
   for (const external_shard& s : m_external) {
@@ -254,30 +255,59 @@ void executor_impl::wait_idle() {
   wait_quiescent();
 }
 
+namespace {
+worker_stats read_counters(const slot& s) {
+  const slot_counters& k = s.m_counters;
+  worker_stats w;
+  w.executed = k.executed.load();
+  w.stolen = k.stolen.load();
+  w.steal_attempts = k.steal_attempts.load();
+  w.failed_steals = k.failed_steals.load();
+  w.sleeps = k.sleeps.load();
+  w.queue_length = s.m_deque.size();
+  return w;
+}
+
+void subtract(worker_stats& w, const worker_stats& base) {
+  w.executed -= base.executed;
+  w.stolen -= base.stolen;
+  w.steal_attempts -= base.steal_attempts;
+  w.failed_steals -= base.failed_steals;
+  w.sleeps -= base.sleeps;
+}
+}  // namespace
+
+// Raw (not baseline-adjusted) counters of everything that is not a worker: leased slots
+// and slot-less helpers.
+worker_stats executor_impl::raw_external_stats() const {
+  worker_stats e;
+  for (std::size_t i = m_num_workers; i < m_num_slots; ++i) {
+    const worker_stats w = read_counters(m_slots[i]);
+    e.executed += w.executed;
+    e.stolen += w.stolen;
+    e.steal_attempts += w.steal_attempts;
+    e.failed_steals += w.failed_steals;
+    e.sleeps += w.sleeps;
+    e.queue_length += w.queue_length;
+  }
+  e.executed += m_external_executed.load(std::memory_order_relaxed);
+  e.stolen += m_external_stolen.load(std::memory_order_relaxed);
+  e.steal_attempts += m_external_attempts.load(std::memory_order_relaxed);
+  e.failed_steals += m_external_failed.load(std::memory_order_relaxed);
+  e.queue_length += m_arena->inject().size();
+  return e;
+}
+
 executor_stats executor_impl::stats() const {
   executor_stats r;
   r.workers.resize(m_num_workers);
   std::lock_guard<std::mutex> lock(m_stats_lock);
   for (std::size_t i = 0; i < m_num_workers; ++i) {
-    const slot_counters& k = m_slots[i].m_counters;
-    const worker_stats& base = m_baseline[i];
-    worker_stats& w = r.workers[i];
-    w.executed = k.executed.load() - base.executed;
-    w.stolen = k.stolen.load() - base.stolen;
-    w.steal_attempts = k.steal_attempts.load() - base.steal_attempts;
-    w.failed_steals = k.failed_steals.load() - base.failed_steals;
-    w.sleeps = k.sleeps.load() - base.sleeps;
-    w.queue_length = m_slots[i].m_deque.size();
+    r.workers[i] = read_counters(m_slots[i]);
+    subtract(r.workers[i], m_baseline[i]);
   }
-  r.external.executed =
-      m_external_executed.load(std::memory_order_relaxed) - m_external_baseline.executed;
-  r.external.stolen =
-      m_external_stolen.load(std::memory_order_relaxed) - m_external_baseline.stolen;
-  r.external.steal_attempts =
-      m_external_attempts.load(std::memory_order_relaxed) - m_external_baseline.steal_attempts;
-  r.external.failed_steals =
-      m_external_failed.load(std::memory_order_relaxed) - m_external_baseline.failed_steals;
-  r.external.queue_length = m_arena->inject().size();
+  r.external = raw_external_stats();
+  subtract(r.external, m_external_baseline);
   std::size_t total = 0;
   r.min_queue = std::numeric_limits<std::size_t>::max();
   for (const worker_stats& w : r.workers) {
@@ -291,19 +321,8 @@ executor_stats executor_impl::stats() const {
 
 void executor_impl::reset_stats() {
   std::lock_guard<std::mutex> lock(m_stats_lock);
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
-    const slot_counters& k = m_slots[i].m_counters;
-    worker_stats& base = m_baseline[i];
-    base.executed = k.executed.load();
-    base.stolen = k.stolen.load();
-    base.steal_attempts = k.steal_attempts.load();
-    base.failed_steals = k.failed_steals.load();
-    base.sleeps = k.sleeps.load();
-  }
-  m_external_baseline.executed = m_external_executed.load(std::memory_order_relaxed);
-  m_external_baseline.stolen = m_external_stolen.load(std::memory_order_relaxed);
-  m_external_baseline.steal_attempts = m_external_attempts.load(std::memory_order_relaxed);
-  m_external_baseline.failed_steals = m_external_failed.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < m_num_workers; ++i) m_baseline[i] = read_counters(m_slots[i]);
+  m_external_baseline = raw_external_stats();
 }
 
 namespace {
@@ -355,16 +374,23 @@ void executor_impl::write_trace(std::ostream& out) const {
   write_json_string(out, m_options.name);
   out << "}}";
   first = false;
+  // Tracks: one per worker (tid = worker index), one per leasable slot that external
+  // threads occupy while they help, and one for helpers that found no free slot.
   for (std::size_t i = 0; i < m_num_workers; ++i) {
     meta(i, worker_thread_name(m_options.name, i));
   }
-  if (m_options.trace) meta(m_num_workers, "external helpers");
+  if (m_options.trace) {
+    for (std::size_t i = m_num_workers; i < m_num_slots; ++i) {
+      meta(i, m_options.name + " external " + std::to_string(i - m_num_workers));
+    }
+    meta(m_num_slots, m_options.name + " external (no slot)");
+  }
   for (std::size_t i = 0; i < m_traces.size(); ++i) {
     write_spans(out, *m_traces[i], i, m_trace_origin, first);
   }
   {
     std::lock_guard<std::mutex> lock(m_external_trace_lock);
-    write_spans(out, m_external_trace, m_num_workers, m_trace_origin, first);
+    write_spans(out, m_external_trace, m_num_slots, m_trace_origin, first);
   }
   out << "\n]}\n";
 }

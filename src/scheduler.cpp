@@ -57,6 +57,7 @@
 #include <thread>
 
 #include "heist/detail/arena.hpp"
+#include "heist/detail/arena_lease.hpp"
 #include "heist/detail/executor_impl.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/thread_context.hpp"
@@ -326,9 +327,8 @@ task* pop_own(thread_context& c, const task_filter& f) noexcept {
   return t;
 }
 
-std::size_t pick_victim(thread_context& c, arena& a, slot* self, std::size_t attempt,
+std::size_t pick_victim(thread_context& c, std::size_t n, slot* self, std::size_t attempt,
                         steal_policy policy) noexcept {
-  const std::size_t n = a.num_slots();
   std::uint64_t& rng = self != nullptr ? self->m_rng : c.m_rng;
   const std::size_t victims = self != nullptr ? n - 1 : n;
   std::size_t v;
@@ -366,12 +366,12 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
   }
   const steal_policy policy = exec.policy();
   if (policy == steal_policy::none) return {};
-  const std::size_t n = a.num_slots();
+  const std::size_t n = a.active_slots();
   const std::size_t victims = self != nullptr ? n - 1 : n;
   if (victims == 0) return {};
   const std::size_t attempts = policy == steal_policy::round_robin ? victims : 2 * victims;
   for (std::size_t k = 0; k < attempts; ++k) {
-    const std::size_t v = pick_victim(c, a, self, k, policy);
+    const std::size_t v = pick_victim(c, n, self, k, policy);
     slot& victim = a.slot_at(v);
     const steal_result<task*> r =
         victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
@@ -398,7 +398,8 @@ bool work_visible(thread_context& c, arena& a) noexcept {
   if (a.inject().size() != 0) return true;
   if (a.exec().policy() == steal_policy::none) return false;
   slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
-  for (std::size_t i = 0; i < a.num_slots(); ++i) {
+  const std::size_t n = a.active_slots();
+  for (std::size_t i = 0; i < n; ++i) {
     slot& s = a.slot_at(i);
     if (&s != self && !s.m_deque.empty()) return true;
   }
@@ -519,8 +520,36 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
   a.exec().idle().notify_after_inject();
 }
 
+slot* begin_lease(thread_context& c, arena& a) noexcept {
+  slot* s = a.try_lease();
+  if (s == nullptr) return nullptr;
+  if (c.m_exec != &a.exec()) c.m_task_depth = 0;  // not inside a task of this executor
+  c.m_exec = &a.exec();
+  c.m_arena = &a;
+  c.m_slot = s;
+  return s;
+}
+
+void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& saved) noexcept {
+  // Leftovers (tasks spawned in the scope and not waited for there) go to the injection
+  // queue, oldest first, so that an unoccupied slot never holds work (with steal_policy
+  // none nobody would take it).
+  bool moved = false;
+  for (;;) {
+    const steal_result<task*> r = s.m_deque.steal();
+    if (r.status == steal_status::empty) break;
+    if (r.status != steal_status::success) continue;
+    a.inject().push(r.value, s.m_index);
+    moved = true;
+  }
+  static_cast<scheduling_state&>(c) = saved;
+  a.give_back(s);
+  if (moved) a.exec().idle().notify_after_inject();
+}
+
 void help_until(arena& a, wait_context& w) {
   thread_context& c = current_context();
+  arena_lease lease(c, a);
   const bool own = c.m_slot != nullptr && c.m_arena == &a;
   const task_filter f{c.m_isolation};
   while (!w.done()) {
@@ -528,7 +557,9 @@ void help_until(arena& a, wait_context& w) {
     if (own) found.t = pop_own(c, f);
     if (found.t == nullptr) {
       found = search(c, a, &w, f);
-      if (found.t == nullptr) return;  // w is done
+      // w is done. Leave through the loop condition: its acquire load of the count is what
+      // makes the tasks' effects visible (search may have seen zero through a relaxed load).
+      if (found.t == nullptr) continue;
     }
     execute_nested(c, a, found.t, found.stolen);
     if (!own) a.exec().note_idle();

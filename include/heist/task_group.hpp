@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "heist/detail/arena_lease.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/wait_context.hpp"
 #include "heist/executor.hpp"
@@ -68,9 +69,11 @@ class task_group {
     detail::spawn<detail::group_job<std::decay_t<F>>>(*m_arena, &m_context, std::forward<F>(f));
   }
 
-  // Runs f on the calling thread as a member of the group, then wait().
+  // Runs f on the calling thread as a member of the group, then wait(). A thread outside
+  // the pool joins it for the duration (a leased slot), so f's spawns are cheap.
   template <class F>
   void run_and_wait(F&& f) {
+    detail::arena_lease lease(detail::current_context(), *m_arena);
     if (!m_context.is_cancelled()) detail::run_inline_in_group(m_context, f);
     wait();
   }
@@ -85,6 +88,9 @@ class task_group {
   // Tasks not yet started are skipped; running ones finish.
   void cancel() noexcept { m_context.cancel(); }
   bool is_canceling() const noexcept { return m_context.is_cancelled(); }
+
+  // Not part of the public contract: the arena the group's tasks run in.
+  detail::arena& arena_of() const noexcept { return *m_arena; }
 
  private:
   explicit task_group(detail::arena& a)
@@ -104,6 +110,7 @@ void parallel_invoke(F&&... fs) {
     (std::invoke(fs), ...);
   } else if constexpr (sizeof...(F) > 1) {
     task_group group;
+    detail::arena_lease lease(detail::current_context(), group.arena_of());
     auto refs = std::forward_as_tuple(fs...);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (group.run([&f = std::get<I>(refs)] { std::invoke(f); }), ...);

@@ -93,13 +93,17 @@ class executor_impl {
                       k_external_shards];
   }
 
+  worker_stats raw_external_stats() const;
   void check_quiescent() noexcept;
   void wait_quiescent();
   // std::logic_error if the caller is a worker or a running task of this executor.
   void refuse_self_wait(const char* what) const;
 
   executor_options m_options;
+  // Slots leasable by external helpers (arena_lease.hpp), beyond one per worker.
+  static constexpr std::size_t k_leasable_slots = 4;
   std::size_t m_num_workers;
+  std::size_t m_num_slots;  // workers' + leasable
   std::unique_ptr<slot[]> m_slots;
   std::unique_ptr<arena> m_arena;
   idle_state m_idle;

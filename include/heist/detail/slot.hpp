@@ -1,6 +1,6 @@
 // slot: a place in an arena that one thread at a time occupies. It holds that thread's
 // Chase-Lev deque and its load-monitor counters. Workers occupy their slot for life;
-// stand-in threads (blocking()) and arena visitors occupy slots for a while.
+// external threads lease a slot while they help (arena_lease.hpp).
 //
 // Layout: the deque keeps its thief-written top and owner-written bottom on separate cache
 // lines; the counters, written only by the occupant and read by stats(), get their own
@@ -53,6 +53,10 @@ struct slot_counters {
 struct alignas(k_cache_line) slot {
   chase_lev_deque<task*> m_deque;
   alignas(k_cache_line) slot_counters m_counters;
+  // Leasable slots (external helpers, task_arena visitors): taken by a CAS false -> true
+  // (acquire) and given back by a release store, so that one occupant's owner-only deque
+  // operations happen-before the next occupant's.
+  std::atomic<bool> m_occupied{false};
   // Occupant-private victim-selection state.
   std::uint32_t m_index = 0;
   std::uint32_t m_last_victim = 0;

@@ -1,0 +1,108 @@
+// "No allocation per task on the hot path": spawning a small closure with task_group::run
+// never calls the global operator new. This executable replaces operator new to count
+// calls, so it stands alone (kind: requirement).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "heist/heist.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<std::size_t> g_news{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+// A closure with 48 bytes of captures.
+struct payload {
+  std::atomic<long>* sum;
+  long a, b, c, d, e;
+};
+static_assert(sizeof(payload) == 48);
+}  // namespace
+
+TEST(NoAllocation, HundredThousandSpawnsFromAWorkerCallNoOperatorNew) {
+  heist::executor ex(2);
+  std::atomic<long> sum{0};
+  std::atomic<std::size_t> news_during{~std::size_t{0}};
+  ex.submit([&] {
+      // Warm-up: fill the task pools and grow the deque once.
+      {
+        heist::task_group g;
+        for (int i = 0; i < 100000; ++i) g.run([&sum] { sum.fetch_add(1); });
+        g.wait();
+      }
+      g_news = 0;
+      g_counting = true;
+      {
+        heist::task_group g;
+        for (long i = 0; i < 100000; ++i) {
+          payload p{&sum, i, i, i, i, i};
+          g.run([p] { p.sum->fetch_add(p.a + p.b - p.c - p.d + p.e - p.a + 1); });
+        }
+        g.wait();
+      }
+      g_counting = false;
+      news_during = g_news.load();
+    }).get();
+  EXPECT_EQ(news_during.load(), 0u);
+  EXPECT_EQ(sum.load(), 200000);
+}
+
+TEST(NoAllocation, ForkJoinRecursionCallsNoOperatorNew) {
+  heist::executor ex(2);
+  std::atomic<std::size_t> news_during{~std::size_t{0}};
+  struct fib {
+    static long run(int n) {
+      if (n < 2) return n;
+      long x = 0;
+      heist::task_group g;
+      g.run([&x, n] { x = run(n - 1); });
+      const long y = run(n - 2);
+      g.wait();
+      return x + y;
+    }
+  };
+  const long warm = ex.submit([] { return fib::run(20); }).get();
+  EXPECT_EQ(warm, 6765);
+  ex.submit([&] {
+      g_news = 0;
+      g_counting = true;
+      const long r = fib::run(24);  // about 46,000 spawns
+      g_counting = false;
+      news_during = g_news.load();
+      EXPECT_EQ(r, 46368);
+    }).get();
+  EXPECT_EQ(news_during.load(), 0u);
+}
+
+TEST(NoAllocation, SpawnsFromAnExternalThreadCallNoOperatorNew) {
+  heist::executor ex(2);
+  std::atomic<long> sum{0};
+  {
+    heist::task_group warm(ex);
+    for (int i = 0; i < 100000; ++i) warm.run([&sum] { sum.fetch_add(1); });
+    warm.wait();
+  }
+  heist::task_group g(ex);
+  g_news = 0;
+  g_counting = true;
+  for (int i = 0; i < 100000; ++i) g.run([&sum] { sum.fetch_add(1); });
+  g.wait();
+  g_counting = false;
+  EXPECT_EQ(g_news.load(), 0u);
+  EXPECT_EQ(sum.load(), 200000);
+}

@@ -1,0 +1,129 @@
+// Races on the Chase-Lev deque on real hardware, after crossbeam-deque's tests/lifo.rs:
+// every item is taken exactly once (kind: stress).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "heist/detail/chase_lev_deque.hpp"
+#include "test_support.hpp"
+
+using heist::detail::chase_lev_deque;
+using heist::detail::steal_status;
+
+namespace {
+
+struct tally {
+  explicit tally(std::size_t n) : taken(std::make_unique<std::atomic<std::uint8_t>[]>(n)), size(n) {
+    for (std::size_t i = 0; i < n; ++i) taken[i].store(0, std::memory_order_relaxed);
+  }
+  void take(std::size_t* p, std::size_t* base) {
+    taken[static_cast<std::size_t>(p - base)].fetch_add(1, std::memory_order_relaxed);
+  }
+  void expect_each_once() const {
+    std::size_t missing = 0, duplicated = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+      const auto v = taken[i].load();
+      if (v == 0) ++missing;
+      if (v > 1) ++duplicated;
+    }
+    EXPECT_EQ(missing, 0u);
+    EXPECT_EQ(duplicated, 0u);
+  }
+  std::unique_ptr<std::atomic<std::uint8_t>[]> taken;
+  std::size_t size;
+};
+
+void run_owner_vs_thieves(std::size_t items, int thieves, std::int64_t initial_capacity,
+                          bool owner_pops) {
+  std::vector<std::size_t> storage(items);
+  chase_lev_deque<std::size_t*> d(initial_capacity);
+  tally t(items);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < thieves; ++k) {
+    threads.emplace_back([&] {
+      for (;;) {
+        auto r = d.steal();
+        if (r.status == steal_status::success) {
+          t.take(r.value, storage.data());
+        } else if (r.status == steal_status::empty && done.load(std::memory_order_acquire)) {
+          if (d.empty()) break;
+        }
+      }
+    });
+  }
+  for (std::size_t i = 0; i < items; ++i) {
+    d.push(&storage[i]);
+    if (owner_pops && i % 3 == 0) {
+      if (std::size_t* p = d.pop()) t.take(p, storage.data());
+    }
+  }
+  if (owner_pops) {
+    while (std::size_t* p = d.pop()) t.take(p, storage.data());
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& th : threads) th.join();
+  t.expect_each_once();
+}
+
+}  // namespace
+
+TEST(DequeStress, OwnerAgainstSeveralThievesMillionItems) {
+  run_owner_vs_thieves(heist_test::scaled(1000000), 3, 256, true);
+}
+
+TEST(DequeStress, OnlyThievesDrainAMillionItems) {
+  run_owner_vs_thieves(heist_test::scaled(1000000), 3, 256, false);
+}
+
+TEST(DequeStress, GrowthUnderContentionWithTwoThieves) {
+  // Capacity 2: the ring grows many times while thieves read it (the grow publication
+  // race, R3/S4, and the stale-array bug, P4).
+  for (int round = 0; round < 20; ++round) {
+    run_owner_vs_thieves(heist_test::scaled(50000), 2, 2, true);
+  }
+}
+
+TEST(DequeStress, LastElementRaceBetweenPopAndSteal) {
+  // One element, the owner pops while a thief steals: exactly one of them gets it
+  // (bug 1 of naive versions: both take it when the T4/S2 fences are missing).
+  const std::size_t rounds = heist_test::scaled(100000);
+  chase_lev_deque<std::size_t*> d(2);
+  std::vector<std::size_t> storage(rounds);
+  std::atomic<std::size_t> round_started{0};
+  std::atomic<std::size_t> thief_done{0};
+  std::atomic<std::size_t> owner_wins{0}, thief_wins{0}, both{0};
+  std::thread thief([&] {
+    for (std::size_t r = 1; r <= rounds; ++r) {
+      while (round_started.load(std::memory_order_acquire) < r) {
+      }
+      bool got = false;
+      for (int tries = 0; tries < 4 && !got; ++tries) {
+        auto s = d.steal();
+        if (s.status == steal_status::success) {
+          got = true;
+          if (s.value != &storage[r - 1]) both.fetch_add(1);  // an old element: a duplicate
+          thief_wins.fetch_add(1);
+        } else if (s.status == steal_status::empty) {
+          break;
+        }
+      }
+      thief_done.store(r, std::memory_order_release);
+    }
+  });
+  for (std::size_t r = 1; r <= rounds; ++r) {
+    d.push(&storage[r - 1]);
+    round_started.store(r, std::memory_order_release);
+    std::size_t* p = d.pop();
+    if (p != nullptr) owner_wins.fetch_add(1);
+    while (thief_done.load(std::memory_order_acquire) < r) {
+    }
+    if (p == nullptr) EXPECT_TRUE(d.empty());
+  }
+  thief.join();
+  EXPECT_EQ(both.load(), 0u);
+  EXPECT_EQ(owner_wins.load() + thief_wins.load(), rounds);
+}

@@ -1,0 +1,190 @@
+// The dangerous interleavings of the executor, repeated (kind: stress). Counts prove that
+// every task ran exactly once; timeouts turn a lost wake-up into a failure, not a hang.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+struct exactly_once {
+  explicit exactly_once(std::size_t n) : runs(std::make_unique<std::atomic<int>[]>(n)), size(n) {
+    for (std::size_t i = 0; i < n; ++i) runs[i].store(0, std::memory_order_relaxed);
+  }
+  void run(std::size_t i) { runs[i].fetch_add(1, std::memory_order_relaxed); }
+  void expect_all_once() const {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < size; ++i) bad += runs[i].load() != 1;
+    EXPECT_EQ(bad, 0u);
+  }
+  std::unique_ptr<std::atomic<int>[]> runs;
+  std::size_t size;
+};
+}  // namespace
+
+TEST(ExecutorStress, PoolFallingAsleepJustAsWorkArrives) {
+  // One submission at a time into a pool that is going to sleep or asleep; the submitter
+  // waits without helping, so only a worker can run it: a lost wake-up hangs the round.
+  heist::executor ex(2);
+  const std::size_t rounds = heist_test::scaled(100000);
+  std::atomic<std::size_t> done{0};
+  for (std::size_t r = 1; r <= rounds; ++r) {
+    ex.post([&] { done.fetch_add(1, std::memory_order_release); });
+    // Vary the gap so the submission lands in every phase of the idle loop.
+    if (r % 3 == 1) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(r % 20000);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    } else if (r % 3 == 2) {
+      std::this_thread::yield();
+    }
+    ASSERT_TRUE(heist_test::eventually([&] { return done.load(std::memory_order_acquire) == r; },
+                                       10s))
+        << "round " << r << " never ran";
+    if (r % 1000 == 0) std::this_thread::sleep_for(100us);  // let the pool fall fully asleep
+  }
+}
+
+TEST(ExecutorStress, ManyExternalProducersWhileThePoolGoesIdleAndBusy) {
+  heist::executor ex(2);
+  const std::size_t per_producer = heist_test::scaled(20000);
+  const int producers = 4;
+  exactly_once once(per_producer * producers);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      for (std::size_t i = 0; i < per_producer; ++i) {
+        ex.post([&once, idx = p * per_producer + i] { once.run(idx); });
+        if (i % 512 == 0) std::this_thread::sleep_for(50us);  // idle gaps
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ex.wait_idle();
+  once.expect_all_once();
+}
+
+TEST(ExecutorStress, ShutdownWithWorkInFlight) {
+  const std::size_t rounds = heist_test::scaled(300);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::atomic<int> count{0};
+    {
+      heist::executor ex(2);
+      for (int i = 0; i < 50; ++i) {
+        ex.post([&] {
+          heist::task_group g;
+          for (int k = 0; k < 10; ++k) g.run([&] { count.fetch_add(1); });
+          g.wait();
+          count.fetch_add(1);
+        });
+      }
+      // Destroyed at once: everything accepted must still run.
+    }
+    ASSERT_EQ(count.load(), 50 * 11) << "round " << r;
+  }
+}
+
+TEST(ExecutorStress, SubmissionsRacingShutdownRunOrThrow) {
+  const std::size_t rounds = heist_test::scaled(200);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::atomic<int> accepted{0}, ran{0};
+    auto ex = std::make_unique<heist::executor>(2);
+    std::thread producer([&] {
+      for (int i = 0; i < 2000; ++i) {
+        try {
+          ex->post([&] { ran.fetch_add(1); });
+          accepted.fetch_add(1);
+        } catch (const heist::executor_closed&) {
+          break;
+        }
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(r % 200));
+    ex->shutdown();
+    producer.join();
+    // No lost work: every accepted task ran; nothing refused ran.
+    ASSERT_EQ(ran.load(), accepted.load()) << "round " << r;
+  }
+}
+
+TEST(ExecutorStress, ExceptionsFromThousandsOfTasksAtOnce) {
+  heist::executor ex(2);
+  const std::size_t rounds = heist_test::scaled(50);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    heist::task_group g(ex);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 5000; ++i) {
+      g.run([&] {
+        ran.fetch_add(1);
+        throw std::runtime_error("many");
+      });
+    }
+    EXPECT_THROW(g.wait(), std::runtime_error);
+    EXPECT_GE(ran.load(), 1);
+    // Reusable afterwards, nothing left over.
+    std::atomic<int> after{0};
+    g.run([&] { after.fetch_add(1); });
+    EXPECT_NO_THROW(g.wait());
+    EXPECT_EQ(after.load(), 1);
+  }
+}
+
+TEST(ExecutorStress, NestedGroupsThrowingAtEveryLevel) {
+  heist::executor ex(2);
+  std::function<void(int)> nest = [&](int depth) {
+    heist::task_group g;
+    for (int i = 0; i < 4; ++i) {
+      g.run([&, depth] {
+        if (depth == 0) throw std::runtime_error("leaf");
+        nest(depth - 1);
+      });
+    }
+    g.wait();
+  };
+  for (std::size_t r = 0; r < heist_test::scaled(50); ++r) {
+    EXPECT_THROW(ex.submit([&] { nest(4); }).get(), std::runtime_error);
+  }
+}
+
+TEST(ExecutorStress, ForkJoinTreesCountEveryTaskOnce) {
+  heist::executor ex(3);
+  const std::size_t rounds = heist_test::scaled(20);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    const std::size_t leaves = 1 << 14;
+    exactly_once once(leaves);
+    std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
+      if (hi - lo == 1) {
+        once.run(lo);
+        return;
+      }
+      const std::size_t mid = lo + (hi - lo) / 2;
+      heist::task_group g;
+      g.run([&, lo, mid] { split(lo, mid); });
+      split(mid, hi);
+      g.wait();
+    };
+    ex.submit([&] { split(0, leaves); }).get();
+    once.expect_all_once();
+  }
+}
+
+TEST(ExecutorStress, WaitingInsideATaskOnWorkQueuedBehindIt) {
+  // Each task waits for a future of a task submitted after it (so queued behind it) on a
+  // one-worker pool: only helping waits make progress.
+  heist::executor ex(1);
+  std::function<int(int)> chain = [&](int n) -> int {
+    if (n == 0) return 0;
+    auto f = ex.submit([&, n] { return chain(n - 1); });
+    return f.get() + 1;
+  };
+  EXPECT_EQ(ex.submit([&] { return chain(2000); }).get(), 2000);
+}

@@ -1,0 +1,359 @@
+// SPEC section 1 (executor) and the executor rows of section 8 (kind: requirement).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <latch>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+
+TEST(Executor, NumWorkersAsRequested) {
+  for (std::size_t n : {1u, 2u, 3u, 7u}) {
+    heist::executor ex(n);
+    EXPECT_EQ(ex.num_workers(), n);
+  }
+}
+
+TEST(Executor, DefaultsToHardwareConcurrency) {
+  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  heist::executor a;
+  EXPECT_EQ(a.num_workers(), hw);
+  heist::executor b(heist::executor_options{});
+  EXPECT_EQ(b.num_workers(), hw);
+}
+
+TEST(Executor, RejectsZeroAndTooManyWorkersNamingTheArgument) {
+  auto expect_invalid = [](auto make) {
+    try {
+      make();
+      FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("num_workers"), std::string::npos) << what;
+      EXPECT_NE(what.find("4096"), std::string::npos) << what;
+    }
+  };
+  expect_invalid([] { heist::executor ex(0); });
+  expect_invalid([] { heist::executor ex(4097); });
+  expect_invalid([] {
+    heist::executor_options o;
+    o.num_workers = 100000;
+    heist::executor ex(o);
+  });
+}
+
+TEST(Executor, SubmitReturnsValuesAndRunsEverything) {
+  heist::executor ex(2);
+  std::vector<heist::future<int>> futures;
+  for (int i = 0; i < 1000; ++i) futures.push_back(ex.submit([i] { return i * i; }));
+  long sum = 0;
+  for (auto& f : futures) sum += f.get();
+  long expected = 0;
+  for (long i = 0; i < 1000; ++i) expected += i * i;
+  EXPECT_EQ(sum, expected);
+}
+
+TEST(Executor, PostRunsFireAndForget) {
+  heist::executor ex(3);
+  std::atomic<int> count{0};
+  for (int i = 0; i < 5000; ++i) ex.post([&] { count.fetch_add(1); });
+  ex.wait_idle();
+  EXPECT_EQ(count.load(), 5000);
+}
+
+TEST(Executor, WaitIdleIncludesSpawnedChildren) {
+  heist::executor ex(2);
+  std::atomic<int> count{0};
+  std::function<void(int)> spread = [&](int depth) {
+    count.fetch_add(1);
+    if (depth == 0) return;
+    for (int i = 0; i < 3; ++i) ex.post([&, depth] { spread(depth - 1); });
+  };
+  ex.post([&] { spread(6); });
+  ex.wait_idle();
+  // 1 + 3 + 9 + ... + 3^6
+  EXPECT_EQ(count.load(), (729 * 3 - 1) / 2);
+}
+
+TEST(Executor, PostExceptionGoesToHandlerAndPoolKeepsRunning) {
+  std::mutex m;
+  std::vector<std::string> messages;
+  heist::executor_options o;
+  o.num_workers = 2;
+  o.on_unhandled_exception = [&](std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      std::lock_guard<std::mutex> lock(m);
+      messages.emplace_back(ex.what());
+    }
+  };
+  heist::executor ex(o);
+  for (int i = 0; i < 10; ++i) ex.post([] { throw std::runtime_error("boom"); });
+  std::atomic<int> after{0};
+  for (int i = 0; i < 10; ++i) ex.post([&] { after.fetch_add(1); });
+  ex.wait_idle();
+  EXPECT_EQ(after.load(), 10);
+  std::lock_guard<std::mutex> lock(m);
+  ASSERT_EQ(messages.size(), 10u);
+  EXPECT_EQ(messages[0], "boom");
+}
+
+TEST(Executor, DefaultUnhandledHandlerPrintsWhat) {
+  testing::internal::CaptureStderr();
+  {
+    heist::executor ex(1);
+    ex.post([] { throw std::runtime_error("printed-to-stderr"); });
+    ex.wait_idle();
+    std::atomic<bool> alive{false};
+    ex.post([&] { alive = true; });
+    ex.wait_idle();
+    EXPECT_TRUE(alive.load());
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("printed-to-stderr"), std::string::npos) << err;
+}
+
+TEST(Executor, WorkerThreadsAreNamed) {
+  heist::executor_options o;
+  o.num_workers = 2;
+  o.name = "pool";
+  heist::executor ex(o);
+  std::set<std::string> names;
+  std::mutex m;
+  for (int i = 0; i < 200; ++i) {
+    ex.submit([&] {
+        std::lock_guard<std::mutex> lock(m);
+        names.insert(heist_test::this_thread_name());
+      }).wait();
+  }
+  for (const auto& n : names) {
+    // Tasks may also run on the waiting (helping) main thread.
+    if (n.rfind("pool-", 0) != 0) EXPECT_EQ(n, heist_test::this_thread_name());
+  }
+  heist::executor dflt(1);
+  std::string name;
+  std::latch done(1);
+  dflt.post([&] {
+    name = heist_test::this_thread_name();
+    done.count_down();
+  });
+  done.wait();
+  EXPECT_EQ(name, "heist-0");
+}
+
+TEST(Executor, WorkerStartAndStopRunOnceOnTheWorkerThread) {
+  std::mutex m;
+  std::vector<std::pair<std::size_t, std::string>> started, stopped;
+  {
+    heist::executor_options o;
+    o.num_workers = 3;
+    o.name = "obs";
+    o.on_worker_start = [&](std::size_t i) {
+      std::lock_guard<std::mutex> lock(m);
+      started.emplace_back(i, heist_test::this_thread_name());
+    };
+    o.on_worker_stop = [&](std::size_t i) {
+      std::lock_guard<std::mutex> lock(m);
+      stopped.emplace_back(i, heist_test::this_thread_name());
+    };
+    heist::executor ex(o);
+    ex.submit([] {}).get();
+  }
+  ASSERT_EQ(started.size(), 3u);
+  ASSERT_EQ(stopped.size(), 3u);
+  std::set<std::size_t> ids;
+  for (auto& [i, name] : started) {
+    ids.insert(i);
+    EXPECT_EQ(name, "obs-" + std::to_string(i));
+  }
+  EXPECT_EQ(ids, (std::set<std::size_t>{0, 1, 2}));
+  for (auto& [i, name] : stopped) EXPECT_EQ(name, "obs-" + std::to_string(i));
+}
+
+TEST(Executor, ShutdownRunsEverythingAcceptedIncludingSpawns) {
+  std::atomic<int> count{0};
+  heist::executor ex(2);
+  std::latch gate(1);
+  // A chain: each task spawns the next, also after shutdown began.
+  std::function<void(int)> chain = [&](int left) {
+    count.fetch_add(1);
+    if (left > 0) ex.post([&, left] { chain(left - 1); });
+  };
+  ex.post([&] {
+    gate.wait();
+    chain(100);
+  });
+  for (int i = 0; i < 1000; ++i) ex.post([&] { count.fetch_add(1); });
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(20ms);
+    gate.count_down();
+  });
+  ex.shutdown();
+  releaser.join();
+  EXPECT_EQ(count.load(), 1000 + 101);
+}
+
+TEST(Executor, SubmitAfterShutdownThrowsExecutorClosed) {
+  heist::executor ex(2);
+  ex.shutdown();
+  EXPECT_THROW(ex.submit([] { return 1; }), heist::executor_closed);
+  EXPECT_THROW(ex.post([] {}), heist::executor_closed);
+  heist::task_group g(ex);
+  EXPECT_THROW(g.run([] {}), heist::executor_closed);
+  // executor_closed is a std::runtime_error.
+  try {
+    ex.post([] {});
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).size(), 0u);
+  }
+}
+
+TEST(Executor, ShutdownIsIdempotentAndConcurrentCallsAgree) {
+  heist::executor ex(2);
+  std::atomic<int> count{0};
+  for (int i = 0; i < 1000; ++i) ex.post([&] { count.fetch_add(1); });
+  std::vector<std::thread> closers;
+  for (int i = 0; i < 4; ++i) closers.emplace_back([&] { ex.shutdown(); });
+  for (auto& t : closers) t.join();
+  EXPECT_EQ(count.load(), 1000);
+  ex.shutdown();
+  ex.shutdown();
+}
+
+TEST(Executor, ShutdownFromOwnWorkerThrowsLogicError) {
+  heist::executor ex(2);
+  auto f = ex.submit([&] {
+    try {
+      ex.shutdown();
+    } catch (const std::logic_error&) {
+      return true;
+    }
+    return false;
+  });
+  EXPECT_TRUE(f.get());
+}
+
+TEST(Executor, WaitIdleFromOwnTaskThrowsLogicError) {
+  heist::executor ex(1);
+  auto f = ex.submit([&] {
+    try {
+      ex.wait_idle();
+    } catch (const std::logic_error&) {
+      return true;
+    }
+    return false;
+  });
+  EXPECT_TRUE(f.get());
+}
+
+TEST(ExecutorDeathTest, DestroyingFromOwnWorkerTerminatesWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto* ex = new heist::executor(1);
+        std::latch done(1);
+        ex->post([&] {
+          delete ex;
+          done.count_down();
+        });
+        done.wait();
+      },
+      "destroyed from one of its own workers");
+}
+
+TEST(Executor, SubmitsFromManyExternalThreadsAllRun) {
+  heist::executor ex(2);
+  std::atomic<int> count{0};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 4; ++p) {
+    producers.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) ex.post([&] { count.fetch_add(1); });
+    });
+  }
+  for (auto& t : producers) t.join();
+  ex.wait_idle();
+  EXPECT_EQ(count.load(), 8000);
+}
+
+TEST(Executor, EveryStealPolicyRunsNestedWork) {
+  for (auto policy : {heist::steal_policy::sticky_random, heist::steal_policy::random,
+                       heist::steal_policy::round_robin, heist::steal_policy::none}) {
+    heist::executor_options o;
+    o.num_workers = 3;
+    o.policy = policy;
+    heist::executor ex(o);
+    std::function<long(int)> fib = [&](int n) -> long {
+      if (n < 2) return n;
+      long a = 0;
+      heist::task_group g;
+      g.run([&] { a = fib(n - 1); });
+      long b = fib(n - 2);
+      g.wait();
+      return a + b;
+    };
+    EXPECT_EQ(ex.submit([&] { return fib(18); }).get(), 2584);
+  }
+}
+
+// A task spawns children and then waits until other threads have run them: only possible
+// if idle workers steal from its deque.
+TEST(Executor, IdleWorkersStealUnlessPolicyIsNone) {
+  for (auto policy : {heist::steal_policy::sticky_random, heist::steal_policy::random,
+                       heist::steal_policy::round_robin}) {
+    heist::executor_options o;
+    o.num_workers = 2;
+    o.policy = policy;
+    heist::executor ex(o);
+    std::atomic<int> done{0};
+    ex.submit([&] {
+        heist::task_group g;
+        for (int i = 0; i < 20; ++i) g.run([&] { done.fetch_add(1); });
+        // Do not help: the children can only run if the other worker steals them.
+        EXPECT_TRUE(heist_test::eventually([&] { return done.load() == 20; }));
+        g.wait();
+      }).get();
+    EXPECT_GT(ex.stats().stolen(), 0u);
+  }
+  heist::executor_options o;
+  o.num_workers = 2;
+  o.policy = heist::steal_policy::none;
+  heist::executor ex(o);
+  std::atomic<int> done{0};
+  ex.submit([&] {
+      heist::task_group g;
+      for (int i = 0; i < 20; ++i) g.run([&] { done.fetch_add(1); });
+      std::this_thread::sleep_for(20ms);
+      EXPECT_EQ(done.load(), 0);  // nobody steals
+      g.wait();
+      EXPECT_EQ(done.load(), 20);
+    }).get();
+  EXPECT_EQ(ex.stats().stolen(), 0u);
+}
+
+TEST(Executor, DefaultExecutorIsOneInstanceWithHardwareMinusOneWorkers) {
+  heist::executor& a = heist::default_executor();
+  heist::executor& b = heist::default_executor();
+  EXPECT_EQ(&a, &b);
+  const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(a.num_workers(), std::max<std::size_t>(1, hw - 1));
+  EXPECT_EQ(a.submit([] { return 5; }).get(), 5);
+}
+
+TEST(Executor, IdlePoolSleeps) {
+  heist::executor ex(2);
+  ex.submit([] {}).get();
+  EXPECT_TRUE(heist_test::eventually([&] {
+    auto s = ex.stats();
+    return s.workers[0].sleeps > 0 && s.workers[1].sleeps > 0;
+  }));
+}

@@ -1,0 +1,103 @@
+// SPEC section 5 (load monitor) (kind: requirement).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <latch>
+#include <thread>
+
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+
+TEST(Stats, OneEntryPerWorker) {
+  heist::executor ex(3);
+  const heist::executor_stats s = ex.stats();
+  EXPECT_EQ(s.workers.size(), 3u);
+}
+
+TEST(Stats, ExecutedCountsEveryTask) {
+  heist::executor ex(2);
+  for (int i = 0; i < 1000; ++i) ex.post([] {});
+  ex.wait_idle();
+  EXPECT_EQ(ex.stats().executed(), 1000u);
+  std::atomic<int> n{0};
+  heist::task_group g(ex);
+  for (int i = 0; i < 500; ++i) g.run([&] { n.fetch_add(1); });
+  g.wait();  // the main thread may help: its share is counted in `external`
+  ex.wait_idle();
+  const auto s = ex.stats();
+  EXPECT_EQ(s.executed(), 1500u);
+  std::uint64_t per_worker = s.external.executed;
+  for (const auto& w : s.workers) per_worker += w.executed;
+  EXPECT_EQ(per_worker, 1500u);
+}
+
+TEST(Stats, ResetStatsZeroesCounters) {
+  heist::executor ex(2);
+  for (int i = 0; i < 100; ++i) ex.post([] {});
+  ex.wait_idle();
+  ex.reset_stats();
+  auto s = ex.stats();
+  EXPECT_EQ(s.executed(), 0u);
+  for (const auto& w : s.workers) {
+    EXPECT_EQ(w.executed, 0u);
+    EXPECT_EQ(w.stolen, 0u);
+    EXPECT_EQ(w.steal_attempts, 0u);
+    EXPECT_EQ(w.failed_steals, 0u);
+  }
+  for (int i = 0; i < 10; ++i) ex.post([] {});
+  ex.wait_idle();
+  EXPECT_EQ(ex.stats().executed(), 10u);
+}
+
+TEST(Stats, QueueLengthsAreSnapshots) {
+  heist::executor_options o;
+  o.num_workers = 2;
+  o.policy = heist::steal_policy::none;  // keep the queued tasks where they are
+  heist::executor ex(o);
+  std::latch queued(1), release(1);
+  ex.post([&] {
+    heist::task_group g;
+    for (int i = 0; i < 10; ++i) g.run([] {});
+    queued.count_down();
+    release.wait();
+    g.wait();
+  });
+  queued.wait();
+  const auto s = ex.stats();
+  EXPECT_EQ(s.max_queue, 10u);
+  EXPECT_EQ(s.min_queue, 0u);
+  EXPECT_DOUBLE_EQ(s.mean_queue, 5.0);
+  std::size_t total = 0;
+  for (const auto& w : s.workers) total += w.queue_length;
+  EXPECT_EQ(total, 10u);
+  release.count_down();
+  ex.wait_idle();
+  EXPECT_EQ(ex.stats().max_queue, 0u);
+}
+
+TEST(Stats, StealCountersAreConsistent) {
+  heist::executor ex(2);
+  std::atomic<long> sink{0};
+  for (int round = 0; round < 20; ++round) {
+    ex.submit([&] {
+        heist::task_group g;
+        for (int i = 0; i < 200; ++i) {
+          g.run([&] {
+            // ~20 us of work that the optimizer cannot remove, so both threads get some.
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+            long x = 0;
+            while (std::chrono::steady_clock::now() < until) ++x;
+            sink += x;
+          });
+        }
+        g.wait();
+      }).get();
+  }
+  const auto s = ex.stats();
+  for (const auto& w : s.workers) {
+    EXPECT_EQ(w.steal_attempts, w.stolen + w.failed_steals);
+  }
+  EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
+  EXPECT_GT(s.stolen(), 0u);
+}

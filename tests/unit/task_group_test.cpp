@@ -1,0 +1,364 @@
+// SPEC section 3 (task_group, parallel_invoke) and its rows of section 8
+// (kind: requirement, boundary).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <latch>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  heist::task_group g;
+  g.run([&] { a = fib(n - 1); });
+  const long b = fib(n - 2);
+  g.wait();
+  return a + b;
+}
+}  // namespace
+
+TEST(TaskGroup, RunsEveryTaskBeforeWaitReturns) {
+  heist::executor ex(3);
+  heist::task_group g(ex);
+  std::atomic<int> count{0};
+  for (int i = 0; i < 10000; ++i) g.run([&] { count.fetch_add(1); });
+  g.wait();
+  EXPECT_EQ(count.load(), 10000);
+}
+
+TEST(TaskGroup, NestedForkJoinComputesFib) {
+  heist::executor ex(2);
+  EXPECT_EQ(ex.submit([] { return fib(22); }).get(), 17711);
+}
+
+TEST(TaskGroup, NestedWaitsOnOneWorkerDoNotDeadlock) {
+  heist::executor ex(1);
+  EXPECT_EQ(ex.submit([] { return fib(16); }).get(), 987);
+}
+
+TEST(TaskGroup, DefaultConstructedUsesTheExecutorOfTheRunningTask) {
+  heist::executor_options o;
+  o.num_workers = 2;
+  o.name = "alpha";
+  heist::executor ex(o);
+  std::set<std::string> names;
+  std::mutex m;
+  ex.submit([&] {
+      heist::task_group g;  // inside a task of ex: ex
+      for (int i = 0; i < 200; ++i) {
+        g.run([&] {
+          std::lock_guard<std::mutex> lock(m);
+          names.insert(heist_test::this_thread_name());
+        });
+      }
+      g.wait();
+    }).get();
+  for (const auto& n : names) {
+    // Tasks run on alpha's workers (or the helping main thread, which is not a heist one).
+    EXPECT_TRUE(n.rfind("alpha-", 0) == 0 || n == heist_test::this_thread_name()) << n;
+  }
+}
+
+TEST(TaskGroup, DefaultConstructedOutsideTasksUsesDefaultExecutor) {
+  heist::task_group g;
+  std::latch started(1);
+  std::string name;
+  g.run([&] {
+    name = heist_test::this_thread_name();
+    started.count_down();
+  });
+  g.wait();
+  // Either a worker of the default executor ("heist-N") or this helping thread.
+  EXPECT_TRUE(name.rfind("heist-", 0) == 0 || name == heist_test::this_thread_name()) << name;
+}
+
+TEST(TaskGroup, RunAndWaitRunsOnTheCaller) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  std::atomic<int> others{0};
+  for (int i = 0; i < 10; ++i) g.run([&] { others.fetch_add(1); });
+  std::thread::id ran_on;
+  g.run_and_wait([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(others.load(), 10);
+}
+
+TEST(TaskGroup, FirstExceptionIsRethrownAndLaterOnesDropped) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  for (int i = 0; i < 100; ++i) {
+    g.run([i] { throw std::runtime_error("task " + std::to_string(i)); });
+  }
+  try {
+    g.wait();
+    FAIL() << "wait() must rethrow";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("task ", 0), 0u);
+  }
+  // Reusable, and the old exception is gone.
+  std::atomic<int> count{0};
+  g.run([&] { count.fetch_add(1); });
+  EXPECT_NO_THROW(g.wait());
+  EXPECT_EQ(count.load(), 1);
+}
+
+TEST(TaskGroup, ExceptionCancelsUnstartedTasks) {
+  // One worker and no helper (the main thread waits on a latch): the thrower is pushed
+  // last, so the worker pops it first (LIFO), and the 1000 tasks below it are skipped.
+  heist::executor ex(1);
+  std::atomic<int> ran{0};
+  std::atomic<bool> threw{false};
+  std::latch done(1);
+  ex.post([&] {
+    heist::task_group g;
+    for (int i = 0; i < 1000; ++i) g.run([&] { ran.fetch_add(1); });
+    g.run([] { throw std::logic_error("last pushed, first run"); });
+    try {
+      g.wait();
+    } catch (const std::logic_error&) {
+      threw = true;
+    }
+    done.count_down();
+  });
+  done.wait();
+  EXPECT_TRUE(threw.load());
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(TaskGroup, CancelSkipsUnstartedTasksAndWaitReturnsNormally) {
+  heist::executor ex(1);
+  heist::task_group g(ex);
+  std::atomic<int> ran{0};
+  std::latch started(1), hold(1);
+  ex.post([&] {
+    started.count_down();
+    hold.wait();
+  });  // keep the only worker busy
+  started.wait();
+  for (int i = 0; i < 100; ++i) g.run([&] { ran.fetch_add(1); });
+  g.cancel();
+  EXPECT_TRUE(g.is_canceling());
+  hold.count_down();
+  EXPECT_NO_THROW(g.wait());
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_FALSE(g.is_canceling());  // wait() resets the group
+  g.run([&] { ran.fetch_add(1); });
+  g.wait();
+  EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(TaskGroup, RunOnACancellingGroupIsSkipped) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  std::atomic<int> ran{0};
+  g.cancel();
+  for (int i = 0; i < 10; ++i) g.run([&] { ran.fetch_add(1); });
+  g.wait();
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(TaskGroup, CancelAfterAnExceptionStillRethrows) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  g.run([] { throw std::runtime_error("x"); });
+  // The exception cancels the group; an explicit cancel() afterwards changes nothing.
+  ASSERT_TRUE(heist_test::eventually([&] { return g.is_canceling(); }));
+  g.cancel();
+  EXPECT_THROW(g.wait(), std::runtime_error);
+}
+
+TEST(TaskGroup, CancelBeforeATaskStartsSkipsItsException) {
+  heist::executor ex(1);
+  std::latch started(1), hold(1);
+  ex.post([&] {
+    started.count_down();
+    hold.wait();
+  });
+  started.wait();
+  heist::task_group g(ex);
+  g.run([] { throw std::runtime_error("never thrown"); });
+  g.cancel();
+  hold.count_down();
+  EXPECT_NO_THROW(g.wait());
+}
+
+TEST(TaskGroup, CancellationReachesGroupsNestedInItsTasks) {
+  heist::executor ex(2);
+  heist::task_group outer(ex);
+  std::atomic<int> inner_ran{0};
+  std::atomic<bool> inner_saw_cancel{false};
+  std::latch inner_ready(1);
+  outer.run([&] {
+    heist::task_group inner;  // bound to `outer`
+    inner_ready.count_down();
+    EXPECT_TRUE(heist_test::eventually([&] { return inner.is_canceling(); }));
+    inner_saw_cancel = inner.is_canceling();
+    for (int i = 0; i < 100; ++i) inner.run([&] { inner_ran.fetch_add(1); });
+    inner.wait();
+  });
+  inner_ready.wait();
+  outer.cancel();
+  outer.wait();
+  EXPECT_TRUE(inner_saw_cancel.load());
+  EXPECT_EQ(inner_ran.load(), 0);
+}
+
+TEST(TaskGroup, ExceptionsInNestedGroupsPropagateOutward) {
+  heist::executor ex(2);
+  heist::task_group outer(ex);
+  outer.run([] {
+    heist::task_group inner;
+    inner.run([] { throw std::invalid_argument("deep"); });
+    inner.wait();  // rethrows into the outer task, which the outer group captures
+  });
+  EXPECT_THROW(outer.wait(), std::invalid_argument);
+}
+
+TEST(TaskGroup, DestructorWaitsForOutstandingTasks) {
+  heist::executor ex(2);
+  std::atomic<int> done{0};
+  {
+    heist::task_group g(ex);
+    for (int i = 0; i < 50; ++i) {
+      g.run([&] {
+        std::this_thread::sleep_for(1ms);
+        done.fetch_add(1);
+      });
+    }
+  }
+  EXPECT_EQ(done.load(), 50);
+}
+
+TEST(TaskGroup, ConcurrentRunFromManyThreads) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  std::atomic<int> count{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) g.run([&] { count.fetch_add(1); });
+    });
+  }
+  for (auto& t : threads) t.join();
+  g.wait();
+  EXPECT_EQ(count.load(), 4000);
+}
+
+TEST(TaskGroup, TasksRunTasksIntoTheirOwnGroup) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  std::atomic<int> count{0};
+  std::function<void(int)> tree = [&](int depth) {
+    count.fetch_add(1);
+    if (depth > 0) {
+      g.run([&, depth] { tree(depth - 1); });
+      g.run([&, depth] { tree(depth - 1); });
+    }
+  };
+  g.run([&] { tree(10); });
+  g.wait();
+  EXPECT_EQ(count.load(), 2047);
+}
+
+// The 8 MiB tests: 100,000 levels of run/wait, one child per level.
+TEST(TaskGroup, HundredThousandLevelsOfRunWaitOnOneWorker) {
+  heist::executor ex(1);
+  std::atomic<int> levels{0};
+  std::function<void(int)> rec = [&](int depth) {
+    if (depth == 0) return;
+    levels.fetch_add(1, std::memory_order_relaxed);
+    heist::task_group g(ex);
+    g.run([&, depth] { rec(depth - 1); });
+    g.wait();
+  };
+  ex.submit([&] { rec(100000); }).get();
+  EXPECT_EQ(levels.load(), 100000);
+}
+
+TEST(TaskGroup, HundredThousandLevelsFromTheMainThread) {
+  heist::executor ex(1);
+  std::atomic<int> levels{0};
+  std::function<void(int)> rec = [&](int depth) {
+    if (depth == 0) return;
+    levels.fetch_add(1, std::memory_order_relaxed);
+    heist::task_group g(ex);
+    g.run([&, depth] { rec(depth - 1); });
+    g.wait();
+  };
+  rec(100000);
+  EXPECT_EQ(levels.load(), 100000);
+}
+
+TEST(TaskGroup, HundredThousandLevelsOfRunAndWait) {
+  heist::executor ex(2);
+  std::atomic<int> levels{0};
+  std::function<void(int)> rec = [&](int depth) {
+    if (depth == 0) return;
+    levels.fetch_add(1, std::memory_order_relaxed);
+    heist::task_group g;
+    g.run_and_wait([&, depth] { rec(depth - 1); });
+  };
+  ex.submit([&] { rec(100000); }).get();
+  EXPECT_EQ(levels.load(), 100000);
+}
+
+TEST(ParallelInvoke, RunsEveryFunctionAndTheLastOnTheCaller) {
+  heist::executor ex(2);
+  ex.submit([] {
+      std::atomic<int> a{0}, b{0}, c{0};
+      std::thread::id last;
+      heist::parallel_invoke([&] { a = 1; }, [&] { b = 2; }, [&] {
+        c = 3;
+        last = std::this_thread::get_id();
+      });
+      EXPECT_EQ(a.load() + b.load() + c.load(), 6);
+      EXPECT_EQ(last, std::this_thread::get_id());
+    }).get();
+}
+
+TEST(ParallelInvoke, OneAndManyFunctions) {
+  int one = 0;
+  heist::parallel_invoke([&] { one = 1; });
+  EXPECT_EQ(one, 1);
+  std::atomic<int> sum{0};
+  heist::parallel_invoke([&] { sum += 1; }, [&] { sum += 2; }, [&] { sum += 3; },
+                         [&] { sum += 4; }, [&] { sum += 5; }, [&] { sum += 6; });
+  EXPECT_EQ(sum.load(), 21);
+}
+
+TEST(ParallelInvoke, RethrowsAfterAllFinished) {
+  std::atomic<int> finished{0};
+  EXPECT_THROW(heist::parallel_invoke(
+                   [&] {
+                     std::this_thread::sleep_for(5ms);
+                     finished.fetch_add(1);
+                   },
+                   [] { throw std::runtime_error("pi"); }),
+               std::runtime_error);
+  // The sleeping function either finished or was skipped; nothing runs after the call.
+  const int seen = finished.load();
+  std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(finished.load(), seen);
+}
+
+TEST(ParallelInvoke, RecursiveFib) {
+  std::function<long(int)> pfib = [&](int n) -> long {
+    if (n < 2) return n;
+    long a = 0, b = 0;
+    heist::parallel_invoke([&] { a = pfib(n - 1); }, [&] { b = pfib(n - 2); });
+    return a + b;
+  };
+  EXPECT_EQ(pfib(20), 6765);
+}
