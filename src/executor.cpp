@@ -58,10 +58,14 @@ void trace_buffer::record(std::uint64_t start, std::uint64_t end, bool stolen) n
 namespace {
 
 std::string worker_thread_name(const std::string& base, std::size_t index) {
-  std::string suffix = "-" + std::to_string(index);
   // Linux limits thread names to 15 characters: shorten the base, keep the index.
-  const std::size_t room = suffix.size() >= 15 ? 0 : 15 - suffix.size();
-  return base.substr(0, room) + suffix;
+  char suffix[24];
+  const int n = std::snprintf(suffix, sizeof suffix, "-%zu", index);
+  const std::size_t room = n >= 15 ? 0 : 15 - static_cast<std::size_t>(n);
+  char name[40];
+  std::snprintf(name, sizeof name, "%.*s%s", static_cast<int>(std::min(room, base.size())),
+                base.c_str(), suffix);
+  return name;
 }
 
 std::size_t resolve_worker_count(std::size_t requested) {
@@ -86,8 +90,9 @@ executor_impl::executor_impl(executor_options options)
     s.m_last_victim = static_cast<std::uint32_t>(i);  // none yet
     s.m_rng = (i + 1) * 0x9E3779B97F4A7C15ULL;
   }
+  // Injection buckets: enough that a few external producers rarely share one.
   m_arena = std::make_unique<arena>(*this, m_slots.get(), m_num_slots, m_num_workers,
-                                    std::min<std::size_t>(m_num_workers, 8));
+                                    std::max<std::size_t>(4, m_num_workers));
   m_baseline.resize(m_num_workers);
   m_trace_origin = trace_clock();
   if (m_options.trace) {
@@ -381,7 +386,9 @@ void executor_impl::write_trace(std::ostream& out) const {
   }
   if (m_options.trace) {
     for (std::size_t i = m_num_workers; i < m_num_slots; ++i) {
-      meta(i, m_options.name + " external " + std::to_string(i - m_num_workers));
+      char label[48];
+      std::snprintf(label, sizeof label, " external %zu", i - m_num_workers);
+      meta(i, m_options.name + label);
     }
     meta(m_num_slots, m_options.name + " external (no slot)");
   }

@@ -71,7 +71,7 @@
 
 namespace heist::detail {
 
-constinit thread_local thread_context* t_context = nullptr;
+constinit thread_local thread_context* t_context HEIST_TLS_MODEL = nullptr;
 
 namespace {
 
@@ -108,8 +108,10 @@ void init_stack_bounds(thread_context& c) noexcept {
   void* addr = nullptr;
   std::size_t size = 0;
   if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-    c.m_stack_low = reinterpret_cast<std::uintptr_t>(addr);
-    c.m_stack_size = size;
+    // Below this address a helping wait hands its next task to a stand-in: keep a quarter of
+    // the stack (at least 256 KiB) for the task bodies themselves.
+    const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, size / 4);
+    c.m_stack_limit = reinterpret_cast<std::uintptr_t>(addr) + std::min(headroom, size);
   }
   pthread_attr_destroy(&attr);
 }
@@ -165,21 +167,15 @@ thread_context& make_external_context() {
   return holder.context;
 }
 
-arena& current_arena() {
-  thread_context* c = t_context;
-  if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
-  return detail_impl(default_executor()).default_arena();
-}
+arena& default_executor_arena() { return detail_impl(default_executor()).default_arena(); }
 
 // --- stack headroom and stand-ins ----------------------------------------------------------
 namespace {
 
-bool stack_is_low(const thread_context& c) noexcept {
-  if (c.m_help_depth >= k_max_help_depth) return true;
-  if (c.m_stack_size == 0) return false;  // bounds unknown: rely on the depth limit
-  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-  const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, c.m_stack_size / 4);
-  return sp < c.m_stack_low + headroom;
+HEIST_ALWAYS_INLINE bool stack_is_low(const thread_context& c) noexcept {
+  // m_stack_limit is 0 when the bounds are unknown: then only the depth limit applies.
+  return c.m_help_depth >= k_max_help_depth ||
+         reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) < c.m_stack_limit;
 }
 
 struct stand_in_call {
@@ -516,7 +512,11 @@ void abandon_task(thread_context& c, task* t) noexcept {
 }
 
 void inject(arena& a, const thread_context& c, task* t) noexcept {
-  a.inject().push(t, static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(&c) >> 6));
+  // Thread contexts sit in thread-local storage, megabytes apart: mix the address so that
+  // producers spread over the buckets.
+  const auto h = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) *
+                 0x9E3779B97F4A7C15ULL;
+  a.inject().push(t, static_cast<std::size_t>(h >> 40));
   a.exec().idle().notify_after_inject();
 }
 
@@ -547,10 +547,9 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   if (moved) a.exec().idle().notify_after_inject();
 }
 
-void help_until(arena& a, wait_context& w) {
-  thread_context& c = current_context();
-  arena_lease lease(c, a);
-  const bool own = c.m_slot != nullptr && c.m_arena == &a;
+namespace {
+// The helping loop proper; `own` says whether the thread holds a slot of `a`.
+void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
   const task_filter f{c.m_isolation};
   while (!w.done()) {
     found_task found;
@@ -564,6 +563,17 @@ void help_until(arena& a, wait_context& w) {
     execute_nested(c, a, found.t, found.stolen);
     if (!own) a.exec().note_idle();
   }
+}
+}  // namespace
+
+void help_until(arena& a, wait_context& w) {
+  thread_context& c = current_context();
+  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
+    help_loop(c, a, w, true);
+    return;
+  }
+  arena_lease lease(c, a);
+  help_loop(c, a, w, c.m_slot != nullptr && c.m_arena == &a);
 }
 
 void report_unhandled_exception(std::exception_ptr e) noexcept {

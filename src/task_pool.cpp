@@ -67,7 +67,7 @@ class depot {
       task* head = nullptr;
       for (std::size_t i = k_task_batch; i-- > 0;) {
         task* t = ::new (blocks + (b + i) * k_task_block_size) task{};
-        t->m_next = head;
+        t->m_next.store(head, std::memory_order_relaxed);
         head = t;
       }
       if (first.head == nullptr) {
@@ -113,10 +113,11 @@ void task_pool::spill() noexcept {
   // Detach k_task_batch blocks from the top of the free list and give them to the depot.
   task* head = m_free;
   task* last = head;
-  for (std::size_t i = 1; i < k_task_batch; ++i)
-    last = last->m_next;
-  m_free = last->m_next;
-  last->m_next = nullptr;
+  for (std::size_t i = 1; i < k_task_batch; ++i) {
+    last = last->m_next.load(std::memory_order_relaxed);
+  }
+  m_free = last->m_next.load(std::memory_order_relaxed);
+  last->m_next.store(nullptr, std::memory_order_relaxed);
   m_count -= k_task_batch;
   the_depot().give({head, k_task_batch});
 }

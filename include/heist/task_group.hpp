@@ -52,13 +52,14 @@ class task_group {
   // collected by wait() are dropped.
   ~task_group() {
     if (!m_context.done()) {
-      if (std::uncaught_exceptions() > m_uncaught) m_context.cancel();
+      // Like oneTBB: unwinding past a group with running tasks cancels the rest.
+      if (std::uncaught_exceptions() > 0) m_context.cancel();
       try {
         detail::help_until(*m_arena, m_context);
       } catch (...) {  // a destructor does not throw; the tasks are finished either way
       }
     }
-    m_context.reset();
+    if (m_context.has_exception()) (void)m_context.take_exception();
   }
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
@@ -82,7 +83,10 @@ class task_group {
   // exception a task threw, if any. The group is reusable afterwards.
   void wait() {
     if (!m_context.done()) detail::help_until(*m_arena, m_context);
-    if (std::exception_ptr e = m_context.reset()) std::rethrow_exception(e);
+    m_context.reset();
+    if (HEIST_UNLIKELY(m_context.has_exception())) {
+      std::rethrow_exception(m_context.take_exception());
+    }
   }
 
   // Tasks not yet started are skipped; running ones finish.
@@ -93,12 +97,10 @@ class task_group {
   detail::arena& arena_of() const noexcept { return *m_arena; }
 
  private:
-  explicit task_group(detail::arena& a)
-      : m_arena(&a), m_context(detail::current_group()), m_uncaught(std::uncaught_exceptions()) {}
+  explicit task_group(detail::arena& a) : m_arena(&a), m_context(detail::current_group()) {}
 
   detail::arena* m_arena;
   mutable detail::wait_context m_context;
-  int m_uncaught;
 };
 
 // Runs every function, in parallel, and returns when all have finished; the last runs on

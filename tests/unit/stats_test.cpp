@@ -36,6 +36,15 @@ TEST(Stats, ResetStatsZeroesCounters) {
   heist::executor ex(2);
   for (int i = 0; i < 100; ++i) ex.post([] {});
   ex.wait_idle();
+  // Idle workers keep trying to steal until they park: wait until the counters stand still
+  // (both parked), then reset.
+  ASSERT_TRUE(heist_test::eventually([&] {
+    const auto a = ex.stats();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto b = ex.stats();
+    return a.workers[0].steal_attempts == b.workers[0].steal_attempts &&
+           a.workers[1].steal_attempts == b.workers[1].steal_attempts;
+  }));
   ex.reset_stats();
   auto s = ex.stats();
   EXPECT_EQ(s.executed(), 0u);

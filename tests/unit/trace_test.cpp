@@ -6,7 +6,7 @@
 #include <string>
 
 #include "heist/heist.hpp"
-#include "json_check.hpp"
+#include "mini_json.hpp"
 
 TEST(Trace, WritesChromeTraceEventJsonWithOneTrackPerWorker) {
   heist::executor_options o;
@@ -28,7 +28,7 @@ TEST(Trace, WritesChromeTraceEventJsonWithOneTrackPerWorker) {
   ex.wait_idle();
   std::ostringstream out;
   ex.write_trace(out);
-  const heist_test::json doc = heist_test::parse_json(out.str());
+  const heist_tools::json doc = heist_tools::parse_json(out.str());
   const auto& events = doc["traceEvents"].items;
   std::set<int> named_tids, span_tids;
   std::size_t spans = 0, stolen = 0;
@@ -60,6 +60,6 @@ TEST(Trace, EmptyWhenTracingIsOff) {
   ex.submit([] {}).get();
   std::ostringstream out;
   ex.write_trace(out);
-  const heist_test::json doc = heist_test::parse_json(out.str());
+  const heist_tools::json doc = heist_tools::parse_json(out.str());
   for (const auto& e : doc["traceEvents"].items) EXPECT_NE(e["ph"].str, "X");
 }

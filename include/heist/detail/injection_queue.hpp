@@ -1,9 +1,18 @@
-// injection_queue: where tasks from outside the pool go (threads that own no deque of the
-// target arena). Several buckets, each a mutex-guarded intrusive FIFO, so that external
-// producers on different threads rarely meet on one lock (Taskflow's shared "buffers").
-// A producer hashes to a bucket; consumers scan all buckets from a rotating start. Each
-// bucket publishes its length in an atomic, so a consumer skips empty buckets without
-// locking and the sleep protocol can re-check "is anything queued" with plain loads.
+// injection_queue: where tasks from outside the pool go (threads that hold no slot of the
+// target arena). Several buckets, so that external producers rarely meet on one cache line
+// (Taskflow's shared "buffers", oneTBB's task_stream lanes).
+//
+// Each bucket is Dmitry Vyukov's intrusive MPSC queue (a linked list through
+// task::m_next with a stub node): a producer links a task with one atomic exchange and one
+// store, never waiting for anybody. Consumers are serialized per bucket by a spin_lock
+// taken with try_lock only: a consumer that finds the bucket busy moves on to the next
+// one. Each bucket also counts its tasks, so a consumer skips empty buckets with a plain
+// load and the sleep protocol's re-check ("is anything queued?") reads only counters.
+//
+// The one state to know about: between a producer's exchange and its link store, the task
+// is counted but not yet reachable, and pop() returns nullptr. A consumer then keeps
+// searching (the count is not zero, so no thread goes to sleep on it); the producer
+// completes the link in a few instructions.
 #pragma once
 
 #include <atomic>
@@ -12,6 +21,7 @@
 #include <mutex>
 
 #include "heist/detail/config.hpp"
+#include "heist/detail/spin_lock.hpp"
 #include "heist/detail/task.hpp"
 
 namespace heist::detail {
@@ -20,50 +30,30 @@ class injection_queue {
  public:
   explicit injection_queue(std::size_t min_buckets) {
     std::size_t n = 1;
-    while (n < min_buckets && n < 16)
-      n <<= 1;
+    while (n < min_buckets && n < 64) n <<= 1;
     m_mask = n - 1;
     m_buckets = std::make_unique<bucket[]>(n);
   }
 
-  void push(task* t, std::size_t hint) noexcept {
-    bucket& b = m_buckets[hint & m_mask];
-    t->m_next = nullptr;
-    std::lock_guard<std::mutex> lock(b.m_lock);
-    if (b.m_tail != nullptr) {
-      b.m_tail->m_next = t;
-    } else {
-      b.m_head = t;
-    }
-    b.m_tail = t;
-    // relaxed: the length is a hint for lock-free emptiness checks; the task itself is
-    // published by the mutex. The sleep protocol orders it with a seq_cst fence after
-    // the push (idle_state::notify_after_inject) against the sleeper's fence.
-    b.m_size.store(b.m_size.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  // Any thread. FIFO within the bucket `hint` selects.
+  void push(task* t, std::size_t hint) noexcept { m_buckets[hint & m_mask].push(t); }
 
-  // Takes the oldest task of the first non-empty bucket, scanning from `start`.
+  // Takes the oldest task of the first bucket that has one, scanning from `start`.
   task* pop(std::size_t start) noexcept {
     return pop_if(start, [](const task*) noexcept { return true; });
   }
 
-  // Takes the oldest task satisfying `accept` (isolated waiters), scanning from `start`.
+  // Takes a task satisfying `accept` (isolated waiters), scanning from `start`. Tasks it
+  // skips go back to the end of their bucket.
   template <class Accept>
   task* pop_if(std::size_t start, Accept&& accept) noexcept {
     for (std::size_t i = 0; i <= m_mask; ++i) {
       bucket& b = m_buckets[(start + i) & m_mask];
-      // relaxed: a hint; a stale zero only delays the take until the next scan, and
-      // the sleep protocol's re-check runs after its own fence.
+      // relaxed: a hint; the sleep protocol's re-check reads it after its own fence.
       if (b.m_size.load(std::memory_order_relaxed) == 0) continue;
-      std::lock_guard<std::mutex> lock(b.m_lock);
-      task* prev = nullptr;
-      for (task* t = b.m_head; t != nullptr; prev = t, t = t->m_next) {
-        if (!accept(t)) continue;
-        (prev != nullptr ? prev->m_next : b.m_head) = t->m_next;
-        if (b.m_tail == t) b.m_tail = prev;
-        b.m_size.store(b.m_size.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-        return t;
-      }
+      if (!b.m_consumer.try_lock()) continue;  // another consumer is at it
+      std::lock_guard<spin_lock> lock(b.m_consumer, std::adopt_lock);
+      if (task* t = b.pop_matching(accept)) return t;
     }
     return nullptr;
   }
@@ -76,14 +66,81 @@ class injection_queue {
     return n;
   }
 
-  std::size_t bucket_count() const noexcept { return m_mask + 1; }
-
  private:
   struct alignas(k_cache_line) bucket {
-    std::mutex m_lock;
-    task* m_head = nullptr;
-    task* m_tail = nullptr;
+    bucket() noexcept {
+      m_stub.m_next.store(nullptr, std::memory_order_relaxed);
+      m_head.store(&m_stub, std::memory_order_relaxed);
+      m_tail = &m_stub;
+    }
+
+    void push(task* t) noexcept {
+      t->m_next.store(nullptr, std::memory_order_relaxed);
+      // Counted before it is linked: a consumer may see the count first (and retry), never
+      // a reachable task with a zero count (which could let the last searcher sleep).
+      m_size.fetch_add(1, std::memory_order_relaxed);
+      link(t);
+    }
+
+    void link(task* t) noexcept {
+      // acq_rel: release publishes t (its closure, m_next = null) to the producer that
+      // links after us and, through our link store, to the consumer; acquire makes the
+      // previous producer's initialization of prev->m_next happen-before our store to it.
+      task* prev = m_head.exchange(t, std::memory_order_acq_rel);
+      // release: pairs with the consumer's acquire load of m_next in pop_one.
+      prev->m_next.store(t, std::memory_order_release);
+    }
+
+    // Consumer, under m_consumer. The oldest task, or nullptr if empty or if the oldest is
+    // still being linked by its producer.
+    task* pop_one() noexcept {
+      task* tail = m_tail;
+      // acquire: pairs with the producer's release store of the link.
+      task* next = tail->m_next.load(std::memory_order_acquire);
+      if (tail == &m_stub) {
+        if (next == nullptr) return nullptr;
+        m_tail = next;
+        tail = next;
+        next = next->m_next.load(std::memory_order_acquire);
+      }
+      if (next != nullptr) {
+        m_tail = next;
+        return taken(tail);
+      }
+      // `tail` may be the last task. acquire: pairs with the producers' exchange.
+      if (tail != m_head.load(std::memory_order_acquire)) return nullptr;  // a link pending
+      // Put the stub behind it, so that it can be detached.
+      m_stub.m_next.store(nullptr, std::memory_order_relaxed);
+      link(&m_stub);
+      next = tail->m_next.load(std::memory_order_acquire);
+      if (next == nullptr) return nullptr;  // another producer slipped in; next time
+      m_tail = next;
+      return taken(tail);
+    }
+
+    template <class Accept>
+    task* pop_matching(Accept& accept) noexcept {
+      // Look at most at the tasks queued now: skipped ones go back to the end.
+      for (std::size_t n = m_size.load(std::memory_order_relaxed); n > 0; --n) {
+        task* t = pop_one();
+        if (t == nullptr) return nullptr;
+        if (accept(t)) return t;
+        push(t);
+      }
+      return nullptr;
+    }
+
+    task* taken(task* t) noexcept {
+      m_size.fetch_sub(1, std::memory_order_relaxed);
+      return t;
+    }
+
+    // Producers' side and consumers' side on separate lines.
+    alignas(k_cache_line) std::atomic<task*> m_head;  // the most recently pushed task
     std::atomic<std::size_t> m_size{0};
+    alignas(k_cache_line) spin_lock m_consumer;
+    task* m_tail;  // the oldest task, or the stub (guarded by m_consumer)
+    task m_stub;
   };
 
   std::unique_ptr<bucket[]> m_buckets;

@@ -30,7 +30,12 @@ void report_unhandled_exception(std::exception_ptr e) noexcept;
 
 // The arena that task_group() and the algorithms use when none is given: the arena of the
 // running task or task_arena::execute, else the default executor's.
-arena& current_arena();
+arena& default_executor_arena();
+HEIST_ALWAYS_INLINE arena& current_arena() {
+  thread_context* c = t_context;
+  if (HEIST_LIKELY(c != nullptr && c->m_arena != nullptr)) return *c->m_arena;
+  return default_executor_arena();
+}
 
 // --- task kinds -----------------------------------------------------------------------------
 // Each job wraps the user's callable; operator() never throws.

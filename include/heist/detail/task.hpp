@@ -23,8 +23,10 @@ struct task {
   using invoke_fn = void (*)(task* self, bool run) noexcept;
 
   invoke_fn m_invoke;
-  // Intrusive link: the injection queues and the task pool's free lists chain blocks here.
-  task* m_next;
+  // Intrusive link: the task pool's free lists (relaxed, one thread) and the injection
+  // queues (a lock-free MPSC list, see injection_queue.hpp) chain blocks here; a block is
+  // never in both at once.
+  std::atomic<task*> m_next;
   // The task_group this task belongs to (its pending count, cancellation and first
   // exception), or nullptr for post()/submit() tasks.
   wait_context* m_group;

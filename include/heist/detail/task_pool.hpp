@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 
 #include "heist/detail/config.hpp"
@@ -39,13 +40,13 @@ class task_pool {
   HEIST_ALWAYS_INLINE task* allocate() {
     task* t = m_free;
     if (HEIST_UNLIKELY(t == nullptr)) t = refill();
-    m_free = t->m_next;
+    m_free = t->m_next.load(std::memory_order_relaxed);
     --m_count;
     return t;
   }
 
   HEIST_ALWAYS_INLINE void deallocate(task* t) noexcept {
-    t->m_next = m_free;
+    t->m_next.store(m_free, std::memory_order_relaxed);
     m_free = t;
     if (HEIST_UNLIKELY(++m_count > 2 * k_task_batch)) spill();
   }

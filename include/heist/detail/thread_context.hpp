@@ -38,16 +38,23 @@ struct thread_context : scheduling_state {
   executor_impl* m_worker_of = nullptr;  // set on worker threads
   std::size_t m_worker_index = 0;
   std::uint32_t m_help_depth = 0;  // tasks run inline by helping waits on this stack
-  std::uintptr_t m_stack_low = 0;  // lowest usable address of this thread's stack
-  std::size_t m_stack_size = 0;
+  // Helping waits run tasks inline only above this address (0: stack bounds unknown).
+  std::uintptr_t m_stack_limit = 0;
   std::uint64_t m_rng;  // victim selection for threads without a slot
   task_pool m_pool;
   parker m_parker;
   sleeper m_sleeper;
 };
 
-// The calling thread's context, or nullptr if it never touched heist.
-extern constinit thread_local thread_context* t_context;
+// The calling thread's context, or nullptr if it never touched heist. initial-exec: one
+// %fs-relative load even in position-independent code (a static library built with -fPIC,
+// or a shared one), instead of a call to __tls_get_addr per access.
+#if defined(__GNUC__) || defined(__clang__)
+#define HEIST_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define HEIST_TLS_MODEL
+#endif
+extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 
 thread_context& make_external_context();
 

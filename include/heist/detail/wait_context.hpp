@@ -35,7 +35,17 @@ class wait_context {
   static constexpr std::uint64_t k_never_checked = ~std::uint64_t{0};
 
   explicit wait_context(wait_context* parent = nullptr, std::uint64_t initial = 0) noexcept
-      : m_state(initial), m_parent(parent) {}
+      : m_state(initial), m_parent(parent) {
+    // Inherit the parent's validation: if the parent's ancestors were uncancelled at epoch e
+    // and the parent itself is not cancelled, so are ours (the same chain plus the parent).
+    // A cancel after this point bumps the epoch past e, so the copy can only be stale-safe.
+    if (parent != nullptr) {
+      const std::uint64_t e = parent->m_seen_epoch.load(std::memory_order_relaxed);
+      if (!parent->m_cancel.load(std::memory_order_relaxed)) {
+        m_seen_epoch.store(e, std::memory_order_relaxed);
+      }
+    }
+  }
   wait_context(const wait_context&) = delete;
   wait_context& operator=(const wait_context&) = delete;
 
@@ -140,15 +150,20 @@ class wait_context {
 
   bool has_exception() const noexcept { return m_has_exception.load(std::memory_order_acquire); }
 
-  // Called by the waiter once the count is zero: returns the first exception (if any) and
-  // makes the context reusable.
-  std::exception_ptr reset() noexcept {
-    std::exception_ptr e;
-    if (m_has_exception.load(std::memory_order_acquire)) e = std::move(m_exception);
-    m_exception = nullptr;
-    m_has_exception.store(false, std::memory_order_relaxed);
+  // Called by the waiter once the count is zero: makes the context reusable. Returns the
+  // first exception a task threw, or a null exception_ptr. The common case (no exception,
+  // no cancel) touches no exception_ptr at all: constructing and destroying one is an
+  // out-of-line call in libstdc++.
+  void reset() noexcept {
     m_cancel.store(false, std::memory_order_relaxed);
     m_seen_epoch.store(k_never_checked, std::memory_order_relaxed);
+  }
+  std::exception_ptr take_exception() noexcept {
+    // acquire: pairs with the exchange in capture_exception (and the count's release).
+    if (!m_has_exception.load(std::memory_order_acquire)) return nullptr;
+    std::exception_ptr e = std::move(m_exception);
+    m_exception = nullptr;
+    m_has_exception.store(false, std::memory_order_relaxed);
     return e;
   }
 

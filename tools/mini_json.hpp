@@ -1,5 +1,7 @@
-// A minimal JSON reader for tests: parses the whole text into a tree, or fails with the
-// offset of the first error. Enough to check that write_trace() emits valid JSON.
+// A minimal JSON reader: parses a whole text into a tree, or throws with the offset of the
+// first error. The tests use it to check that write_trace() emits valid JSON, and
+// heist-bench to render traces as SVG timelines. Not a general-purpose parser (no \u
+// decoding).
 #pragma once
 
 #include <cctype>
@@ -10,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace heist_test {
+namespace heist_tools {
 
 struct json {
   enum class kind { null, boolean, number, string, array, object } type = kind::null;
@@ -132,4 +134,4 @@ class json_parser {
 
 inline json parse_json(const std::string& text) { return json_parser(text).parse(); }
 
-}  // namespace heist_test
+}  // namespace heist_tools

@@ -1,0 +1,76 @@
+// heist, with a choice of steal policy.
+#pragma once
+
+#include <heist/heist.hpp>
+
+#include <cstddef>
+#include <latch>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace bench {
+
+inline const char* policy_name(heist::steal_policy p) {
+  switch (p) {
+    case heist::steal_policy::sticky_random: return "heist";
+    case heist::steal_policy::random: return "heist random";
+    case heist::steal_policy::round_robin: return "heist round_robin";
+    case heist::steal_policy::none: return "heist none";
+  }
+  return "heist ?";
+}
+
+class heist_backend {
+ public:
+  explicit heist_backend(int threads, heist::steal_policy policy = heist::steal_policy::sticky_random,
+                         bool trace = false) : m_policy(policy) {
+    heist::executor_options o;
+    o.num_workers = static_cast<std::size_t>(threads);
+    o.policy = policy;
+    o.trace = trace;
+    o.name = "heist";
+    m_exec = std::make_unique<heist::executor>(o);
+  }
+  std::string name() const { return policy_name(m_policy); }
+
+  // The root runs on a worker; this thread blocks without helping, so exactly `threads`
+  // threads work.
+  template <class F>
+  void run(F&& root) {
+    std::latch done(1);
+    m_exec->post([&] {
+      root();
+      done.count_down();
+    });
+    done.wait();
+  }
+
+  template <class A, class B>
+  static void fork2(A&& a, B&& b) {
+    heist::task_group g;
+    g.run(std::forward<A>(a));
+    b();
+    g.wait();
+  }
+
+  template <class F>
+  static void fork_each(std::size_t n, F&& f) {
+    heist::task_group g;
+    for (std::size_t i = 0; i < n; ++i) g.run([&f, i] { f(i); });
+    g.wait();
+  }
+
+  template <class F>
+  void post(F&& f) {
+    m_exec->post(std::forward<F>(f));
+  }
+
+  heist::executor& exec() { return *m_exec; }
+
+ private:
+  heist::steal_policy m_policy;
+  std::unique_ptr<heist::executor> m_exec;
+};
+
+}  // namespace bench

@@ -1,0 +1,33 @@
+// heist-bench command line.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct config {
+  std::set<std::string> workloads;  // empty: the default set of the mode
+  std::set<std::string> backends;   // empty: every backend each workload supports
+  std::vector<int> threads;         // default: 1 .. cores
+  int reps = 0;                     // 0: the workload's default for the mode
+  bool full = false;                // --full: bigger inputs, every backend, more repetitions
+  bool trace = false;               // --trace: one traced heist run per workload
+  std::string out = "bench-out";
+  bool list = false;
+
+  bool wants_workload(const std::string& name, bool in_quick_default) const {
+    if (!workloads.empty()) return workloads.count(name) != 0;
+    return full || in_quick_default;
+  }
+  bool wants_backend(const std::string& name, bool in_quick_default) const {
+    if (!backends.empty()) return backends.count(name) != 0;
+    return full || in_quick_default;
+  }
+  int reps_or(int quick, int full_reps) const { return reps > 0 ? reps : (full ? full_reps : quick); }
+};
+
+config parse_config(int argc, char** argv);
+
+}  // namespace bench

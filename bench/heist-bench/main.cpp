@@ -1,0 +1,415 @@
+// heist-bench: heist's main job. Runs each workload on each backend at each thread count,
+// side by side in one run, and reports medians, spreads and ratios.
+//
+//   heist-bench                      quick default (about 3 minutes on 2 cores)
+//   heist-bench --full               bigger inputs, every backend, more repetitions
+//   heist-bench --workloads fib,uts --backends heist,tbb --threads 1,2 --reps 7 --out DIR
+//   heist-bench --trace              also write one heist trace per workload (JSON + SVG)
+//   heist-bench --list               print the workloads and backends
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/central_queue.hpp"
+#include "backends/heist_backend.hpp"
+#include "backends/lock_pool.hpp"
+#include "backends/serial_backend.hpp"
+#include "backends/static_rr.hpp"
+#include "config.hpp"
+#include "measure.hpp"
+#include "report.hpp"
+#include "results.hpp"
+#include "workloads/fork_join.hpp"
+#include "workloads/seed_table.hpp"
+#include "workloads/service.hpp"
+#if HEIST_BENCH_HAVE_TBB
+#include "backends/tbb_backend.hpp"
+#endif
+#if HEIST_BENCH_HAVE_OPENMP
+#include "backends/omp_backend.hpp"
+#endif
+
+namespace bench {
+namespace {
+
+// --- backends by key ------------------------------------------------------------------------
+struct backend_key {
+  const char* key;
+  bool quick;  // part of the quick default
+};
+
+// Constructs the backend `key` with `threads` threads and calls f(backend). Returns false if
+// the backend is not available in this build.
+template <class F>
+bool with_backend(const std::string& key, int threads, F&& f) {
+  if (key == "heist") {
+    heist_backend b(threads);
+    f(b);
+  } else if (key == "heist-random") {
+    heist_backend b(threads, heist::steal_policy::random);
+    f(b);
+  } else if (key == "heist-rr") {
+    heist_backend b(threads, heist::steal_policy::round_robin);
+    f(b);
+  } else if (key == "heist-none") {
+    heist_backend b(threads, heist::steal_policy::none);
+    f(b);
+  } else if (key == "serial") {
+    serial_backend b(threads);
+    f(b);
+  } else if (key == "lockpool") {
+    lock_pool b(threads);
+    f(b);
+  } else if (key == "central") {
+    central_queue b(threads);
+    f(b);
+  } else if (key == "rr-dealing") {
+    static_rr b(threads);
+    f(b);
+#if HEIST_BENCH_HAVE_TBB
+  } else if (key == "tbb") {
+    tbb_backend b(threads);
+    f(b);
+#endif
+#if HEIST_BENCH_HAVE_OPENMP
+  } else if (key == "omp") {
+    omp_backend b(threads);
+    f(b);
+#endif
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const std::vector<std::string> k_all_backends = {"heist", "heist-random", "heist-rr", "heist-none",
+                                                 "tbb",   "omp",          "serial",   "lockpool",
+                                                 "central", "rr-dealing"};
+
+struct context {
+  config cfg;
+  std::vector<result> results;
+};
+
+// Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
+// selected backend and thread count. The machine is shared and noisy, so repetitions are
+// interleaved: each round runs every backend once (a fresh pool each time; the first round
+// adds one untimed warm-up run), and a slow spell hits all backends alike. `setup()` runs
+// before each repetition, untimed. The checksum must equal `expected` (the serial result).
+template <class Body>
+void timed_case(context& x, const std::string& group, const std::string& key,
+                const std::string& workload, const std::vector<backend_key>& keys, int reps,
+                std::uint64_t expected, const std::function<void()>& setup, Body&& body) {
+  if (!x.cfg.wants_workload(key, true)) return;
+  for (int threads : x.cfg.threads) {
+    std::vector<result> rows;
+    std::vector<std::string> row_keys;
+    for (const backend_key& k : keys) {
+      if (!x.cfg.wants_backend(k.key, k.quick)) continue;
+      if (std::string(k.key) == "serial" && threads != 1) continue;  // serial is one thread
+      result r;
+      r.group = group;
+      r.workload = workload;
+      r.threads = threads;
+      r.unit = "ms";
+      rows.push_back(std::move(r));
+      row_keys.push_back(k.key);
+    }
+    std::vector<bool> available(rows.size(), true);
+    for (int round = 0; round < reps; ++round) {
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (!available[i]) continue;
+        result& r = rows[i];
+        available[i] = with_backend(row_keys[i], threads, [&](auto& b) {
+          r.backend = b.name();
+          for (int run = round == 0 ? 0 : 1; run <= 1; ++run) {  // run 0: warm-up
+            if (setup) setup();
+            std::uint64_t sum = 0;
+            const double s = time_once([&] { sum = body(b); });
+            if (sum != expected) {
+              std::fprintf(stderr, "heist-bench: %s on %s gave %llu, expected %llu\n",
+                           workload.c_str(), r.backend.c_str(),
+                           static_cast<unsigned long long>(sum),
+                           static_cast<unsigned long long>(expected));
+              std::exit(1);
+            }
+            if (run == 1) r.samples.push_back(s * 1e3);
+          }
+        });
+      }
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!available[i]) continue;
+      rows[i].stats = summarize(rows[i].samples);
+      print_progress(rows[i]);
+      x.results.push_back(std::move(rows[i]));
+    }
+  }
+}
+
+// --- workloads ----------------------------------------------------------------------------
+const std::vector<backend_key> k_fork_join_backends = {
+    {"heist", true},     {"heist-random", true}, {"heist-rr", true}, {"heist-none", false},
+    {"tbb", true},       {"omp", true},          {"serial", true},   {"lockpool", false},
+    {"central", false},  {"rr-dealing", false}};
+
+void fork_join_workloads(context& x) {
+  const int fib_n = x.cfg.full ? 32 : 30;
+  const auto fib_expected = static_cast<std::uint64_t>(fib<serial_backend>(fib_n));
+  timed_case(x, "fork-join", "fib", "fib(" + std::to_string(fib_n) + ")", k_fork_join_backends,
+             x.cfg.reps_or(7, 15), fib_expected, nullptr,
+             [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               long v = 0;
+               b.run([&] { v = fib<B>(fib_n); });
+               return static_cast<std::uint64_t>(v);
+             });
+
+  const int queens = 12;
+  timed_case(x, "fork-join", "nqueens", "nqueens(12)", k_fork_join_backends, x.cfg.reps_or(5, 11), 14200,
+             nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               long v = 0;
+               b.run([&] { v = nqueens<B>(queens, 0, 0, 0, 0); });
+               return static_cast<std::uint64_t>(v);
+             });
+
+  uts_params up;
+  up.max_depth = x.cfg.full ? 12 : 10;
+  const std::uint64_t uts_expected = uts<serial_backend>(up.seed, 0, up);
+  timed_case(x, "fork-join", "uts", "uts(geo,d=" + std::to_string(up.max_depth) + ")",
+             k_fork_join_backends, x.cfg.reps_or(5, 11), uts_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = uts<B>(up.seed, 0, up); });
+               return v;
+             });
+
+  const std::size_t mm = x.cfg.full ? 1024 : 512;
+  std::vector<double> ma(mm * mm), mb(mm * mm), mc(mm * mm);
+  for (std::size_t i = 0; i < mm * mm; ++i) {
+    ma[i] = static_cast<double>(i % 7) - 3;
+    mb[i] = static_cast<double>(i % 5) - 2;
+  }
+  auto checksum = [&] {
+    double s = 0;
+    for (double v : mc) s += v;
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(s));
+  };
+  std::fill(mc.begin(), mc.end(), 0.0);
+  matmul<serial_backend>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm);
+  const std::uint64_t mm_expected = checksum();
+  timed_case(x, "fork-join", "matmul", "matmul(" + std::to_string(mm) + ")", k_fork_join_backends,
+             x.cfg.reps_or(3, 7), mm_expected, [&] { std::fill(mc.begin(), mc.end(), 0.0); },
+             [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               b.run([&] { matmul<B>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm); });
+               return checksum();
+             });
+
+  const std::size_t qn = 10'000'000;
+  std::vector<int> source(qn), work(qn);
+  std::mt19937 rng(1);
+  for (auto& v : source) v = static_cast<int>(rng());
+  std::vector<int> sorted = source;
+  std::sort(sorted.begin(), sorted.end());
+  const std::uint64_t q_expected = 1;
+  timed_case(x, "fork-join", "quicksort", "quicksort(1e7)", k_fork_join_backends, x.cfg.reps_or(3, 7),
+             q_expected, [&] { work = source; },
+             [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               b.run([&] { quicksort<B>(work.data(), work.data() + work.size()); });
+               return static_cast<std::uint64_t>(work == sorted);
+             });
+}
+
+const std::vector<backend_key> k_seed_backends = {
+    {"heist", true}, {"heist-none", true}, {"rr-dealing", true}, {"central", true},
+    {"lockpool", false}, {"tbb", false}};
+
+void seed_table_workloads(context& x) {
+  const std::vector<std::int64_t> costs = heavy_tailed_costs(10000, 20000.0);
+  timed_case(x, "seed-001", "uneven", "uneven load", k_seed_backends, x.cfg.reps_or(5, 11), costs.size(),
+             nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = uneven_load<B>(costs); });
+               return v;
+             });
+  const std::size_t burst = 2000;
+  timed_case(x, "seed-001", "hotspot", "hotspot", k_seed_backends, x.cfg.reps_or(5, 11), burst + 64, nullptr,
+             [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = hotspot<B>(burst, 50000); });
+               return v;
+             });
+  const std::size_t trickled = 2000;
+  timed_case(x, "seed-001", "idle-stealing", "idle stealing", k_seed_backends, x.cfg.reps_or(5, 11), trickled,
+             nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = idle_stealing<B>(trickled, 20000, 20000); });
+               return v;
+             });
+}
+
+const std::vector<backend_key> k_service_backends = {
+    {"heist", true}, {"tbb", true}, {"lockpool", true}, {"central", true}, {"rr-dealing", false}};
+
+void service_workloads(context& x) {
+  const int max_threads = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
+  auto add = [&](result r) {
+    r.stats = summarize(r.samples);
+    print_progress(r);
+    x.results.push_back(std::move(r));
+  };
+  if (x.cfg.wants_workload("idle", true)) {
+    for (const backend_key& k : k_service_backends) {
+      if (!x.cfg.wants_backend(k.key, k.quick)) continue;
+      with_backend(k.key, max_threads, [&](auto& b) {
+        if constexpr (service_backend<std::decay_t<decltype(b)>>) {
+          result r{"service", "idle cost (2 s)", b.name(), max_threads, "cpu ms", true};
+          for (int i = 0; i < (x.cfg.full ? 3 : 1); ++i) {
+            r.samples.push_back(idle_cpu_seconds(b, std::chrono::seconds(2)) * 1e3);
+          }
+          add(std::move(r));
+        }
+      });
+    }
+  }
+  if (x.cfg.wants_workload("wakeup", true)) {
+    for (const backend_key& k : k_service_backends) {
+      if (!x.cfg.wants_backend(k.key, k.quick)) continue;
+      with_backend(k.key, max_threads, [&](auto& b) {
+        if constexpr (service_backend<std::decay_t<decltype(b)>>) {
+          result r{"service", "wake-up latency", b.name(), max_threads, "us", true};
+          for (int i = 0; i < 5; ++i) wake_latency_seconds(b, std::chrono::microseconds(500));
+          const int n = x.cfg.full ? 1000 : 300;
+          for (int i = 0; i < n; ++i) {
+            r.samples.push_back(wake_latency_seconds(b, std::chrono::milliseconds(2)) * 1e6);
+          }
+          char note[64];
+          std::snprintf(note, sizeof note, "p99 %.1f us", quantile(r.samples, 0.99));
+          r.note = note;
+          add(std::move(r));
+        }
+      });
+    }
+  }
+  if (x.cfg.wants_workload("submit", true)) {
+    for (int producers : {1, 2, 4}) {
+      for (const backend_key& k : k_service_backends) {
+        if (!x.cfg.wants_backend(k.key, k.quick)) continue;
+        with_backend(k.key, max_threads, [&](auto& b) {
+          if constexpr (service_backend<std::decay_t<decltype(b)>>) {
+            result r{"service", "submit from " + std::to_string(producers) + " thread" +
+                                    (producers > 1 ? "s" : ""),
+                     b.name(), max_threads, "Mtasks/s", false};
+            const std::size_t total = x.cfg.full ? 1'000'000 : 200'000;
+            submission_rate(b, producers, 1000);  // warm-up
+            for (int i = 0; i < x.cfg.reps_or(3, 7); ++i) {
+              r.samples.push_back(submission_rate(b, producers, total / producers) / 1e6);
+            }
+            add(std::move(r));
+          }
+        });
+      }
+    }
+  }
+  if (x.cfg.wants_workload("trickle", true)) {
+    for (const backend_key& k : k_service_backends) {
+      if (!x.cfg.wants_backend(k.key, k.quick)) continue;
+      with_backend(k.key, max_threads, [&](auto& b) {
+        if constexpr (service_backend<std::decay_t<decltype(b)>>) {
+          result r{"service", "trickle 20us/200us", b.name(), max_threads, "cores", true};
+          const trickle_result t =
+              trickle(b, std::chrono::microseconds(20), std::chrono::microseconds(200),
+                      std::chrono::milliseconds(x.cfg.full ? 5000 : 2000));
+          r.samples.push_back(t.pool_cores);
+          char note[64];
+          std::snprintf(note, sizeof note, "useful %.3f cores", t.useful_cores);
+          r.note = note;
+          add(std::move(r));
+        }
+      });
+    }
+  }
+}
+
+void write_traces(context& x) {
+  if (!x.cfg.trace) return;
+  const int threads = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
+  struct traced {
+    const char* name;
+    std::function<void(heist_backend&)> run;
+  };
+  const std::vector<std::int64_t> costs = heavy_tailed_costs(2000, 20000.0);
+  const std::vector<traced> runs = {
+      {"fib", [](heist_backend& b) { b.run([] { do_not_optimize(fib<heist_backend>(20)); }); }},
+      {"uneven", [&](heist_backend& b) { b.run([&] { uneven_load<heist_backend>(costs); }); }},
+      {"hotspot", [](heist_backend& b) { b.run([] { hotspot<heist_backend>(500, 50000); }); }},
+      {"nqueens", [](heist_backend& b) {
+         b.run([] { do_not_optimize(nqueens<heist_backend>(9, 0, 0, 0, 0)); });
+       }},
+  };
+  for (const traced& t : runs) {
+    heist_backend b(threads, heist::steal_policy::sticky_random, true);
+    t.run(b);
+    b.exec().wait_idle();
+    const std::string base = x.cfg.out + "/trace-" + t.name;
+    {
+      std::ofstream json(base + ".json");
+      b.exec().write_trace(json);
+    }
+    std::ifstream in(base + ".json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream svg(base + ".svg");
+    svg << render_trace_svg(text, std::string("heist trace: ") + t.name + ", " +
+                                      std::to_string(threads) + " workers");
+    std::printf("trace: %s.json, %s.svg\n", base.c_str(), base.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  using namespace bench;
+  context x;
+  try {
+    x.cfg = parse_config(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "heist-bench: %s\n", e.what());
+    return 2;
+  }
+  if (x.cfg.list) {
+    std::printf(
+        "workloads: fib nqueens uts matmul quicksort uneven hotspot idle-stealing idle wakeup "
+        "submit trickle\nbackends:");
+    for (const auto& b : k_all_backends) std::printf(" %s", b.c_str());
+    std::printf("\n");
+    return 0;
+  }
+  std::filesystem::create_directories(x.cfg.out);
+  const machine_info m = read_machine_info();
+  print_header(m, x.cfg);
+  fork_join_workloads(x);
+  seed_table_workloads(x);
+  service_workloads(x);
+  write_traces(x);
+  print_table(x.results);
+  write_report(x.cfg, m, x.results);
+  return 0;
+}
