@@ -8,10 +8,10 @@
 long fib(int n) {
   if (n < 2) return n;
   long a = 0;
-  heist::task_group g;               // on the executor running this task
-  g.run([&] { a = fib(n - 1); });    // may be stolen by an idle worker
-  const long b = fib(n - 2);         // meanwhile, this thread goes on
-  g.wait();                          // helps until the child is done
+  heist::task_group g;             // on the executor running this task
+  g.run([&] { a = fib(n - 1); });  // may be stolen by an idle worker
+  const long b = fib(n - 2);       // meanwhile, this thread goes on
+  g.wait();                        // helps until the child is done
   return a + b;
 }
 
@@ -23,7 +23,8 @@ int main() {
 
   std::vector<int> squares(8);
   heist::task_group group(pool);
-  for (int i = 0; i < 8; ++i) group.run([&squares, i] { squares[i] = i * i; });
+  for (int i = 0; i < 8; ++i)
+    group.run([&squares, i] { squares[i] = i * i; });
   group.wait();
   std::printf("squares[7] = %d\n", squares[7]);
 

@@ -326,7 +326,8 @@ executor_stats executor_impl::stats() const {
 
 void executor_impl::reset_stats() {
   std::lock_guard<std::mutex> lock(m_stats_lock);
-  for (std::size_t i = 0; i < m_num_workers; ++i) m_baseline[i] = read_counters(m_slots[i]);
+  for (std::size_t i = 0; i < m_num_workers; ++i)
+    m_baseline[i] = read_counters(m_slots[i]);
   m_external_baseline = raw_external_stats();
 }
 

@@ -76,8 +76,13 @@ constinit thread_local thread_context* t_context HEIST_TLS_MODEL = nullptr;
 namespace {
 
 // --- tuning ------------------------------------------------------------------------------
-constexpr unsigned k_spin_rounds = 2;   // search rounds separated by a short pause
-constexpr unsigned k_yield_rounds = 4;  // then rounds separated by sched_yield; then sleep
+// A searcher makes up to k_max_idle_rounds search rounds before it parks: the first
+// k_spin_rounds separated by a short pause, the rest by sched_yield. Each slot adapts its own
+// budget (slot::m_idle_rounds): a search that ends in parking halves it, one that found work
+// while spinning raises it, so a trickle of lone tasks converges to parking almost at once
+// (little CPU per task) while bursty fork-join keeps spinning through short gaps.
+constexpr std::uint32_t k_spin_rounds = 2;
+constexpr std::uint32_t k_max_idle_rounds = 6;
 constexpr unsigned k_pause_per_round = 32;
 constexpr std::uint32_t k_inject_check_interval = 64;
 constexpr std::int64_t k_restricted_park_ns = 1'000'000;
@@ -167,7 +172,9 @@ thread_context& make_external_context() {
   return holder.context;
 }
 
-arena& default_executor_arena() { return detail_impl(default_executor()).default_arena(); }
+arena& default_executor_arena() {
+  return detail_impl(default_executor()).default_arena();
+}
 
 // --- stack headroom and stand-ins ----------------------------------------------------------
 namespace {
@@ -472,10 +479,13 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   const bool registered = !f.restricted();
   if (registered) idle.begin_search();
   if (w == nullptr) exec.note_idle();
-  for (unsigned round = 0;; ++round) {
+  slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
+  std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
+  for (std::uint32_t round = 0;; ++round) {
     bool contention = false;
     found_task found = search_once(c, a, f, contention);
     if (found.t != nullptr) {
+      if (self != nullptr && self->m_idle_rounds < k_max_idle_rounds) ++self->m_idle_rounds;
       if (registered && idle.end_search() && found.more) idle.wake_one();
       return found;
     }
@@ -483,20 +493,23 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       if (registered) idle.end_search();
       return {};
     }
-    if (contention || round < k_spin_rounds) {
+    if (contention || round < std::min(budget, k_spin_rounds)) {
       for (unsigned i = 0; i < k_pause_per_round; ++i)
         cpu_relax();
       continue;
     }
-    if (round < k_spin_rounds + k_yield_rounds) {
+    if (round < budget) {
       std::this_thread::yield();
       continue;
     }
+    if (self != nullptr) self->m_idle_rounds = std::max<std::uint32_t>(1, budget / 2);
     const bool again = registered ? park_registered(c, a, w) : park_restricted(c, *w);
     if (!again) {
       if (registered) idle.end_search();
       return {};
     }
+    // Woken for new work: search with the full budget again.
+    budget = k_max_idle_rounds;
     round = 0;
   }
 }
@@ -514,8 +527,8 @@ void abandon_task(thread_context& c, task* t) noexcept {
 void inject(arena& a, const thread_context& c, task* t) noexcept {
   // Thread contexts sit in thread-local storage, megabytes apart: mix the address so that
   // producers spread over the buckets.
-  const auto h = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) *
-                 0x9E3779B97F4A7C15ULL;
+  const auto h =
+      static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) * 0x9E3779B97F4A7C15ULL;
   a.inject().push(t, static_cast<std::size_t>(h >> 40));
   a.exec().idle().notify_after_inject();
 }

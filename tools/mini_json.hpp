@@ -45,7 +45,8 @@ class json_parser {
     throw std::runtime_error(std::string("json: ") + what + " at offset " + std::to_string(m_i));
   }
   void ws() {
-    while (m_i < m_s.size() && std::isspace(static_cast<unsigned char>(m_s[m_i]))) ++m_i;
+    while (m_i < m_s.size() && std::isspace(static_cast<unsigned char>(m_s[m_i])))
+      ++m_i;
   }
   char peek() {
     ws();
@@ -90,7 +91,8 @@ class json_parser {
       }
     }
     if (c == '"') return string_value();
-    if (m_s.compare(m_i, 4, "true") == 0) return m_i += 4, v.type = json::kind::boolean, v.b = true, v;
+    if (m_s.compare(m_i, 4, "true") == 0)
+      return m_i += 4, v.type = json::kind::boolean, v.b = true, v;
     if (m_s.compare(m_i, 5, "false") == 0) return m_i += 5, v.type = json::kind::boolean, v;
     if (m_s.compare(m_i, 4, "null") == 0) return m_i += 4, v;
     if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
@@ -132,6 +134,8 @@ class json_parser {
   std::size_t m_i = 0;
 };
 
-inline json parse_json(const std::string& text) { return json_parser(text).parse(); }
+inline json parse_json(const std::string& text) {
+  return json_parser(text).parse();
+}
 
 }  // namespace heist_tools

@@ -40,9 +40,11 @@ config parse_config(int argc, char** argv) {
     } else if (arg == "--list") {
       c.list = true;
     } else if (arg == "--workloads") {
-      for (auto& w : split(value())) c.workloads.insert(w);
+      for (auto& w : split(value()))
+        c.workloads.insert(w);
     } else if (arg == "--backends") {
-      for (auto& b : split(value())) c.backends.insert(b);
+      for (auto& b : split(value()))
+        c.backends.insert(b);
     } else if (arg == "--threads") {
       for (auto& t : split(value())) {
         const int n = std::stoi(t);
@@ -62,7 +64,8 @@ config parse_config(int argc, char** argv) {
   }
   if (c.threads.empty()) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    for (int t = 1; t <= cores; ++t) c.threads.push_back(t);
+    for (int t = 1; t <= cores; ++t)
+      c.threads.push_back(t);
   }
   return c;
 }

@@ -25,7 +25,9 @@ struct config {
     if (!backends.empty()) return backends.count(name) != 0;
     return full || in_quick_default;
   }
-  int reps_or(int quick, int full_reps) const { return reps > 0 ? reps : (full ? full_reps : quick); }
+  int reps_or(int quick, int full_reps) const {
+    return reps > 0 ? reps : (full ? full_reps : quick);
+  }
 };
 
 config parse_config(int argc, char** argv);

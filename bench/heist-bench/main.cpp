@@ -7,6 +7,7 @@
 //   heist-bench --trace              also write one heist trace per workload (JSON + SVG)
 //   heist-bench --list               print the workloads and backends
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -93,9 +94,9 @@ bool with_backend(const std::string& key, int threads, F&& f) {
   return true;
 }
 
-const std::vector<std::string> k_all_backends = {"heist", "heist-random", "heist-rr", "heist-none",
-                                                 "tbb",   "omp",          "serial",   "lockpool",
-                                                 "central", "rr-dealing"};
+const std::vector<std::string> k_all_backends = {
+    "heist", "heist-random", "heist-rr", "heist-none", "tbb",
+    "omp",   "serial",       "lockpool", "central",    "rr-dealing"};
 
 struct context {
   config cfg;
@@ -104,8 +105,9 @@ struct context {
 
 // Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
 // selected backend and thread count. The machine is shared and noisy, so repetitions are
-// interleaved: each round runs every backend once (a fresh pool each time; the first round
-// adds one untimed warm-up run), and a slow spell hits all backends alike. `setup()` runs
+// interleaved: each round runs every backend once, in an order rotated every round (a fresh
+// pool each time; the first round adds one untimed warm-up run), so that a slow spell or a
+// neighbour's spinning threads hit all backends alike. `setup()` runs
 // before each repetition, untimed. The checksum must equal `expected` (the serial result).
 template <class Body>
 void timed_case(context& x, const std::string& group, const std::string& key,
@@ -128,8 +130,13 @@ void timed_case(context& x, const std::string& group, const std::string& key,
     }
     std::vector<bool> available(rows.size(), true);
     for (int round = 0; round < reps; ++round) {
-      for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        // Rotate the order every round, and let the previous runtime's idle threads settle
+        // first: libgomp spins for milliseconds after a parallel region and would otherwise
+        // slow down whichever backend always runs next.
+        const std::size_t i = (j + static_cast<std::size_t>(round)) % rows.size();
         if (!available[i]) continue;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         result& r = rows[i];
         available[i] = with_backend(row_keys[i], threads, [&](auto& b) {
           r.backend = b.name();
@@ -160,16 +167,15 @@ void timed_case(context& x, const std::string& group, const std::string& key,
 
 // --- workloads ----------------------------------------------------------------------------
 const std::vector<backend_key> k_fork_join_backends = {
-    {"heist", true},     {"heist-random", true}, {"heist-rr", true}, {"heist-none", false},
-    {"tbb", true},       {"omp", true},          {"serial", true},   {"lockpool", false},
-    {"central", false},  {"rr-dealing", false}};
+    {"heist", true},    {"heist-random", true}, {"heist-rr", true}, {"heist-none", false},
+    {"tbb", true},      {"omp", true},          {"serial", true},   {"lockpool", false},
+    {"central", false}, {"rr-dealing", false}};
 
 void fork_join_workloads(context& x) {
   const int fib_n = x.cfg.full ? 32 : 30;
   const auto fib_expected = static_cast<std::uint64_t>(fib<serial_backend>(fib_n));
   timed_case(x, "fork-join", "fib", "fib(" + std::to_string(fib_n) + ")", k_fork_join_backends,
-             x.cfg.reps_or(7, 15), fib_expected, nullptr,
-             [&](auto& b) {
+             x.cfg.reps_or(7, 15), fib_expected, nullptr, [&](auto& b) {
                using B = std::decay_t<decltype(b)>;
                long v = 0;
                b.run([&] { v = fib<B>(fib_n); });
@@ -177,8 +183,8 @@ void fork_join_workloads(context& x) {
              });
 
   const int queens = 12;
-  timed_case(x, "fork-join", "nqueens", "nqueens(12)", k_fork_join_backends, x.cfg.reps_or(5, 11), 14200,
-             nullptr, [&](auto& b) {
+  timed_case(x, "fork-join", "nqueens", "nqueens(12)", k_fork_join_backends, x.cfg.reps_or(5, 11),
+             14200, nullptr, [&](auto& b) {
                using B = std::decay_t<decltype(b)>;
                long v = 0;
                b.run([&] { v = nqueens<B>(queens, 0, 0, 0, 0); });
@@ -204,60 +210,64 @@ void fork_join_workloads(context& x) {
   }
   auto checksum = [&] {
     double s = 0;
-    for (double v : mc) s += v;
+    for (double v : mc)
+      s += v;
     return static_cast<std::uint64_t>(static_cast<std::int64_t>(s));
   };
   std::fill(mc.begin(), mc.end(), 0.0);
   matmul<serial_backend>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm);
   const std::uint64_t mm_expected = checksum();
-  timed_case(x, "fork-join", "matmul", "matmul(" + std::to_string(mm) + ")", k_fork_join_backends,
-             x.cfg.reps_or(3, 7), mm_expected, [&] { std::fill(mc.begin(), mc.end(), 0.0); },
-             [&](auto& b) {
-               using B = std::decay_t<decltype(b)>;
-               b.run([&] { matmul<B>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm); });
-               return checksum();
-             });
+  timed_case(
+      x, "fork-join", "matmul", "matmul(" + std::to_string(mm) + ")", k_fork_join_backends,
+      x.cfg.reps_or(3, 7), mm_expected, [&] { std::fill(mc.begin(), mc.end(), 0.0); },
+      [&](auto& b) {
+        using B = std::decay_t<decltype(b)>;
+        b.run([&] { matmul<B>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm); });
+        return checksum();
+      });
 
   const std::size_t qn = 10'000'000;
   std::vector<int> source(qn), work(qn);
   std::mt19937 rng(1);
-  for (auto& v : source) v = static_cast<int>(rng());
+  for (auto& v : source)
+    v = static_cast<int>(rng());
   std::vector<int> sorted = source;
   std::sort(sorted.begin(), sorted.end());
   const std::uint64_t q_expected = 1;
-  timed_case(x, "fork-join", "quicksort", "quicksort(1e7)", k_fork_join_backends, x.cfg.reps_or(3, 7),
-             q_expected, [&] { work = source; },
-             [&](auto& b) {
-               using B = std::decay_t<decltype(b)>;
-               b.run([&] { quicksort<B>(work.data(), work.data() + work.size()); });
-               return static_cast<std::uint64_t>(work == sorted);
-             });
+  timed_case(
+      x, "fork-join", "quicksort", "quicksort(1e7)", k_fork_join_backends, x.cfg.reps_or(3, 7),
+      q_expected, [&] { work = source; },
+      [&](auto& b) {
+        using B = std::decay_t<decltype(b)>;
+        b.run([&] { quicksort<B>(work.data(), work.data() + work.size()); });
+        return static_cast<std::uint64_t>(work == sorted);
+      });
 }
 
-const std::vector<backend_key> k_seed_backends = {
-    {"heist", true}, {"heist-none", true}, {"rr-dealing", true}, {"central", true},
-    {"lockpool", false}, {"tbb", false}};
+const std::vector<backend_key> k_seed_backends = {{"heist", true},      {"heist-none", true},
+                                                  {"rr-dealing", true}, {"central", true},
+                                                  {"lockpool", false},  {"tbb", false}};
 
 void seed_table_workloads(context& x) {
   const std::vector<std::int64_t> costs = heavy_tailed_costs(10000, 20000.0);
-  timed_case(x, "seed-001", "uneven", "uneven load", k_seed_backends, x.cfg.reps_or(5, 11), costs.size(),
-             nullptr, [&](auto& b) {
+  timed_case(x, "seed-001", "uneven", "uneven load", k_seed_backends, x.cfg.reps_or(5, 11),
+             costs.size(), nullptr, [&](auto& b) {
                using B = std::decay_t<decltype(b)>;
                std::uint64_t v = 0;
                b.run([&] { v = uneven_load<B>(costs); });
                return v;
              });
   const std::size_t burst = 2000;
-  timed_case(x, "seed-001", "hotspot", "hotspot", k_seed_backends, x.cfg.reps_or(5, 11), burst + 64, nullptr,
-             [&](auto& b) {
+  timed_case(x, "seed-001", "hotspot", "hotspot", k_seed_backends, x.cfg.reps_or(5, 11), burst + 64,
+             nullptr, [&](auto& b) {
                using B = std::decay_t<decltype(b)>;
                std::uint64_t v = 0;
                b.run([&] { v = hotspot<B>(burst, 50000); });
                return v;
              });
   const std::size_t trickled = 2000;
-  timed_case(x, "seed-001", "idle-stealing", "idle stealing", k_seed_backends, x.cfg.reps_or(5, 11), trickled,
-             nullptr, [&](auto& b) {
+  timed_case(x, "seed-001", "idle-stealing", "idle stealing", k_seed_backends, x.cfg.reps_or(5, 11),
+             trickled, nullptr, [&](auto& b) {
                using B = std::decay_t<decltype(b)>;
                std::uint64_t v = 0;
                b.run([&] { v = idle_stealing<B>(trickled, 20000, 20000); });
@@ -295,7 +305,8 @@ void service_workloads(context& x) {
       with_backend(k.key, max_threads, [&](auto& b) {
         if constexpr (service_backend<std::decay_t<decltype(b)>>) {
           result r{"service", "wake-up latency", b.name(), max_threads, "us", true};
-          for (int i = 0; i < 5; ++i) wake_latency_seconds(b, std::chrono::microseconds(500));
+          for (int i = 0; i < 5; ++i)
+            wake_latency_seconds(b, std::chrono::microseconds(500));
           const int n = x.cfg.full ? 1000 : 300;
           for (int i = 0; i < n; ++i) {
             r.samples.push_back(wake_latency_seconds(b, std::chrono::milliseconds(2)) * 1e6);
@@ -314,9 +325,13 @@ void service_workloads(context& x) {
         if (!x.cfg.wants_backend(k.key, k.quick)) continue;
         with_backend(k.key, max_threads, [&](auto& b) {
           if constexpr (service_backend<std::decay_t<decltype(b)>>) {
-            result r{"service", "submit from " + std::to_string(producers) + " thread" +
-                                    (producers > 1 ? "s" : ""),
-                     b.name(), max_threads, "Mtasks/s", false};
+            result r{
+                "service",
+                "submit from " + std::to_string(producers) + " thread" + (producers > 1 ? "s" : ""),
+                b.name(),
+                max_threads,
+                "Mtasks/s",
+                false};
             const std::size_t total = x.cfg.full ? 1'000'000 : 200'000;
             submission_rate(b, producers, 1000);  // warm-up
             for (int i = 0; i < x.cfg.reps_or(3, 7); ++i) {
@@ -360,7 +375,8 @@ void write_traces(context& x) {
       {"fib", [](heist_backend& b) { b.run([] { do_not_optimize(fib<heist_backend>(20)); }); }},
       {"uneven", [&](heist_backend& b) { b.run([&] { uneven_load<heist_backend>(costs); }); }},
       {"hotspot", [](heist_backend& b) { b.run([] { hotspot<heist_backend>(500, 50000); }); }},
-      {"nqueens", [](heist_backend& b) {
+      {"nqueens",
+       [](heist_backend& b) {
          b.run([] { do_not_optimize(nqueens<heist_backend>(9, 0, 0, 0, 0)); });
        }},
   };
@@ -376,8 +392,8 @@ void write_traces(context& x) {
     std::ifstream in(base + ".json");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::ofstream svg(base + ".svg");
-    svg << render_trace_svg(text, std::string("heist trace: ") + t.name + ", " +
-                                      std::to_string(threads) + " workers");
+    svg << render_trace_svg(
+        text, std::string("heist trace: ") + t.name + ", " + std::to_string(threads) + " workers");
     std::printf("trace: %s.json, %s.svg\n", base.c_str(), base.c_str());
   }
 }
@@ -398,7 +414,8 @@ int main(int argc, char** argv) {
     std::printf(
         "workloads: fib nqueens uts matmul quicksort uneven hotspot idle-stealing idle wakeup "
         "submit trickle\nbackends:");
-    for (const auto& b : k_all_backends) std::printf(" %s", b.c_str());
+    for (const auto& b : k_all_backends)
+      std::printf(" %s", b.c_str());
     std::printf("\n");
     return 0;
   }

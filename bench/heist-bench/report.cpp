@@ -40,7 +40,8 @@ double speedup(const std::vector<result>& rs, const result& r) {
 std::vector<std::string> workloads_in_order(const std::vector<result>& rs) {
   std::vector<std::string> order;
   for (const result& r : rs) {
-    if (std::find(order.begin(), order.end(), r.workload) == order.end()) order.push_back(r.workload);
+    if (std::find(order.begin(), order.end(), r.workload) == order.end())
+      order.push_back(r.workload);
   }
   return order;
 }
@@ -64,7 +65,8 @@ void print_header(const machine_info& m, const config& cfg) {
               m.compiler.c_str(), m.os.c_str());
   std::printf("oneTBB %s, OpenMP %s, %s; mode %s; threads", m.tbb_version.c_str(),
               m.openmp_version.c_str(), m.date.c_str(), cfg.full ? "full" : "quick");
-  for (int t : cfg.threads) std::printf(" %d", t);
+  for (int t : cfg.threads)
+    std::printf(" %d", t);
   std::printf("\n\n");
 }
 
@@ -138,7 +140,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
         }
         if (!any) continue;
         c.categories.push_back(w + " @" + std::to_string(t));
-        for (std::size_t s = 0; s < col.size(); ++s) c.values[s].push_back(col[s]);
+        for (std::size_t s = 0; s < col.size(); ++s)
+          c.values[s].push_back(col[s]);
       }
     }
     if (!c.categories.empty()) save("speedup.svg", c.render());
@@ -159,8 +162,9 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
         c.categories.push_back(w + " @" + std::to_string(t));
         for (std::size_t s = 0; s < c.series.size(); ++s) {
           const result* r = find(rs, w, c.series[s], t);
-          c.values[s].push_back(r != nullptr ? r->stats.median * 1e6 / static_cast<double>(fib_spawns(n))
-                                             : std::nan(""));
+          c.values[s].push_back(r != nullptr
+                                    ? r->stats.median * 1e6 / static_cast<double>(fib_spawns(n))
+                                    : std::nan(""));
         }
       }
     }
@@ -169,8 +173,12 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   // The seed-001 table: time per workload with and without stealing, at the most threads.
   {
     const int t = *std::max_element(cfg.threads.begin(), cfg.threads.end());
-    svg::bar_chart c{"Seed note 001 table at " + std::to_string(t) + " threads (ms, lower is better)",
-                     "ms", {}, {}, {}};
+    svg::bar_chart c{
+        "Seed note 001 table at " + std::to_string(t) + " threads (ms, lower is better)",
+        "ms",
+        {},
+        {},
+        {}};
     std::set<std::string> backends;
     for (const result& r : rs) {
       if (r.group == "seed-001" && r.threads == t) backends.insert(r.backend);
@@ -179,7 +187,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     c.values.assign(c.series.size(), {});
     for (const std::string& w : workloads_in_order(rs)) {
       bool seed = false;
-      for (const result& r : rs) seed = seed || (r.workload == w && r.group == "seed-001");
+      for (const result& r : rs)
+        seed = seed || (r.workload == w && r.group == "seed-001");
       if (!seed) continue;
       c.categories.push_back(w);
       for (std::size_t s = 0; s < c.series.size(); ++s) {
@@ -213,7 +222,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   md << "- compiler: " << m.compiler << "; oneTBB " << m.tbb_version << "; OpenMP "
      << m.openmp_version << "\n";
   md << "- date: " << m.date << "; mode: " << (cfg.full ? "full" : "quick") << "; threads:";
-  for (int t : cfg.threads) md << " " << t;
+  for (int t : cfg.threads)
+    md << " " << t;
   md << "\n\nEach row is the median of its samples (one warm-up run is discarded); p10/p90 give "
         "the spread. `vs heist` divides by heist's median at the same thread count, measured in "
         "the same run. Raw samples: `results.csv`.\n";
@@ -244,7 +254,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     }
   }
   md << "\n## Charts\n\n";
-  for (const std::string& c : charts) md << "![" << c << "](" << c << ")\n\n";
+  for (const std::string& c : charts)
+    md << "![" << c << "](" << c << ")\n\n";
   std::printf("report: %s/report.md (%zu charts), samples: %s/results.csv\n", cfg.out.c_str(),
               charts.size(), cfg.out.c_str());
 }
@@ -272,18 +283,21 @@ std::string render_trace_svg(const std::string& trace_json, const std::string& t
     }
   }
   std::set<int> used;
-  for (const span& s : spans) used.insert(s.tid);
+  for (const span& s : spans)
+    used.insert(s.tid);
   std::map<int, int> lane;
-  for (int tid : used) lane[tid] = static_cast<int>(lane.size());
+  for (int tid : used)
+    lane[tid] = static_cast<int>(lane.size());
   const double left = 170, width = 1400, lane_h = 26, top = 50;
   const double height = top + lane_h * static_cast<double>(lane.size()) + 60;
   const double range = std::max(t1 - t0, 1e-3);
-  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg::num(left + width + 20) +
-                    "\" height=\"" + svg::num(height) + "\">\n";
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                    svg::num(left + width + 20) + "\" height=\"" + svg::num(height) + "\">\n";
   out += svg::rect(0, 0, left + width + 20, height, "#ffffff");
-  out += svg::text(10, 22, title + " (" + std::to_string(spans.size()) + " tasks, " +
-                               svg::num(range / 1000.0) + " ms)",
-                   "start", 15);
+  out += svg::text(
+      10, 22,
+      title + " (" + std::to_string(spans.size()) + " tasks, " + svg::num(range / 1000.0) + " ms)",
+      "start", 15);
   for (const auto& [tid, l] : lane) {
     const double y = top + lane_h * l;
     out += svg::rect(left, y, width, lane_h - 4, l % 2 ? "#f4f4f4" : "#fafafa");

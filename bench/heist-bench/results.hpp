@@ -13,7 +13,7 @@ struct result {
   std::string workload;  // e.g. "fib(30)"
   std::string backend;   // e.g. "heist", "oneTBB"
   int threads = 0;
-  std::string unit;      // "ms", "us", "Mtasks/s", "cpu ms", "cores"
+  std::string unit;  // "ms", "us", "Mtasks/s", "cpu ms", "cores"
   bool lower_is_better = true;
   std::vector<double> samples;
   summary stats;

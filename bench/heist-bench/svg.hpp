@@ -14,11 +14,20 @@ inline std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -93,8 +102,8 @@ struct bar_chart {
         const double v = values[s][c];
         if (std::isnan(v)) continue;
         const double h = plot_h * v / vmax;
-        out += rect(gx + bar_w * static_cast<double>(s), top + plot_h - h, bar_w - 2, h,
-                    palette(s), series[s] + " / " + categories[c] + ": " + num(v));
+        out += rect(gx + bar_w * static_cast<double>(s), top + plot_h - h, bar_w - 2, h, palette(s),
+                    series[s] + " / " + categories[c] + ": " + num(v));
       }
       out += text(gx + (group_w - 20) / 2, top + plot_h + 16, categories[c], "middle", 11);
     }

@@ -19,11 +19,21 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void* operator new[](std::size_t n) {
+  return operator new(n);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace {
 // A closure with 48 bytes of captures.
@@ -42,7 +52,8 @@ TEST(NoAllocation, HundredThousandSpawnsFromAWorkerCallNoOperatorNew) {
       // Warm-up: fill the task pools and grow the deque once.
       {
         heist::task_group g;
-        for (int i = 0; i < 100000; ++i) g.run([&sum] { sum.fetch_add(1); });
+        for (int i = 0; i < 100000; ++i)
+          g.run([&sum] { sum.fetch_add(1); });
         g.wait();
       }
       g_news = 0;
@@ -94,13 +105,15 @@ TEST(NoAllocation, SpawnsFromAnExternalThreadCallNoOperatorNew) {
   std::atomic<long> sum{0};
   {
     heist::task_group warm(ex);
-    for (int i = 0; i < 100000; ++i) warm.run([&sum] { sum.fetch_add(1); });
+    for (int i = 0; i < 100000; ++i)
+      warm.run([&sum] { sum.fetch_add(1); });
     warm.wait();
   }
   heist::task_group g(ex);
   g_news = 0;
   g_counting = true;
-  for (int i = 0; i < 100000; ++i) g.run([&sum] { sum.fetch_add(1); });
+  for (int i = 0; i < 100000; ++i)
+    g.run([&sum] { sum.fetch_add(1); });
   g.wait();
   g_counting = false;
   EXPECT_EQ(g_news.load(), 0u);

@@ -17,7 +17,8 @@ namespace {
 
 struct tally {
   explicit tally(std::size_t n) : taken(std::make_unique<std::atomic<std::uint8_t>[]>(n)), size(n) {
-    for (std::size_t i = 0; i < n; ++i) taken[i].store(0, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i)
+      taken[i].store(0, std::memory_order_relaxed);
   }
   void take(std::size_t* p, std::size_t* base) {
     taken[static_cast<std::size_t>(p - base)].fetch_add(1, std::memory_order_relaxed);
@@ -62,10 +63,12 @@ void run_owner_vs_thieves(std::size_t items, int thieves, std::int64_t initial_c
     }
   }
   if (owner_pops) {
-    while (std::size_t* p = d.pop()) t.take(p, storage.data());
+    while (std::size_t* p = d.pop())
+      t.take(p, storage.data());
   }
   done.store(true, std::memory_order_release);
-  for (auto& th : threads) th.join();
+  for (auto& th : threads)
+    th.join();
   t.expect_each_once();
 }
 

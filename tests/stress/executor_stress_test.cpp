@@ -18,12 +18,14 @@ using namespace std::chrono_literals;
 namespace {
 struct exactly_once {
   explicit exactly_once(std::size_t n) : runs(std::make_unique<std::atomic<int>[]>(n)), size(n) {
-    for (std::size_t i = 0; i < n; ++i) runs[i].store(0, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i)
+      runs[i].store(0, std::memory_order_relaxed);
   }
   void run(std::size_t i) { runs[i].fetch_add(1, std::memory_order_relaxed); }
   void expect_all_once() const {
     std::size_t bad = 0;
-    for (std::size_t i = 0; i < size; ++i) bad += runs[i].load() != 1;
+    for (std::size_t i = 0; i < size; ++i)
+      bad += runs[i].load() != 1;
     EXPECT_EQ(bad, 0u);
   }
   std::unique_ptr<std::atomic<int>[]> runs;
@@ -47,8 +49,8 @@ TEST(ExecutorStress, PoolFallingAsleepJustAsWorkArrives) {
     } else if (r % 3 == 2) {
       std::this_thread::yield();
     }
-    ASSERT_TRUE(heist_test::eventually([&] { return done.load(std::memory_order_acquire) == r; },
-                                       10s))
+    ASSERT_TRUE(
+        heist_test::eventually([&] { return done.load(std::memory_order_acquire) == r; }, 10s))
         << "round " << r << " never ran";
     if (r % 1000 == 0) std::this_thread::sleep_for(100us);  // let the pool fall fully asleep
   }
@@ -68,7 +70,8 @@ TEST(ExecutorStress, ManyExternalProducersWhileThePoolGoesIdleAndBusy) {
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   ex.wait_idle();
   once.expect_all_once();
 }
@@ -82,7 +85,8 @@ TEST(ExecutorStress, ShutdownWithWorkInFlight) {
       for (int i = 0; i < 50; ++i) {
         ex.post([&] {
           heist::task_group g;
-          for (int k = 0; k < 10; ++k) g.run([&] { count.fetch_add(1); });
+          for (int k = 0; k < 10; ++k)
+            g.run([&] { count.fetch_add(1); });
           g.wait();
           count.fetch_add(1);
         });

@@ -28,7 +28,8 @@ TEST(InjectionStress, ProducersAndConsumersExactlyOnce) {
   std::vector<std::thread> threads;
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
-      for (std::size_t i = 0; i < per_producer; ++i) q.push(&tasks[p * per_producer + i], p + i);
+      for (std::size_t i = 0; i < per_producer; ++i)
+        q.push(&tasks[p * per_producer + i], p + i);
     });
   }
   for (int c = 0; c < consumers; ++c) {
@@ -41,9 +42,11 @@ TEST(InjectionStress, ProducersAndConsumersExactlyOnce) {
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   std::size_t bad = 0;
-  for (std::size_t i = 0; i < total; ++i) bad += seen[i].load() != 1;
+  for (std::size_t i = 0; i < total; ++i)
+    bad += seen[i].load() != 1;
   EXPECT_EQ(bad, 0u);
   EXPECT_EQ(q.size(), 0u);
 }

@@ -14,7 +14,9 @@ using heist::detail::steal_status;
 
 namespace {
 std::vector<int> g_values(1 << 20);
-int* item(std::size_t i) { return &g_values[i]; }
+int* item(std::size_t i) {
+  return &g_values[i];
+}
 }  // namespace
 
 TEST(Deque, PopOnNeverUsedDequeIsEmpty) {
@@ -30,7 +32,8 @@ TEST(Deque, PopOnNeverUsedDequeIsEmpty) {
 
 TEST(Deque, OwnerIsLifoThievesAreFifo) {
   chase_lev_deque<int*> d;
-  for (std::size_t i = 0; i < 10; ++i) d.push(item(i));
+  for (std::size_t i = 0; i < 10; ++i)
+    d.push(item(i));
   EXPECT_EQ(d.size(), 10u);
   EXPECT_EQ(d.pop(), item(9));
   EXPECT_EQ(d.pop(), item(8));
@@ -55,7 +58,8 @@ TEST(Deque, GrowsAndKeepsEveryElementInOrder) {
     }
   }
   EXPECT_GE(d.capacity(), 4096);
-  for (std::size_t i = 5000; i-- > next_steal;) ASSERT_EQ(d.pop(), item(i));
+  for (std::size_t i = 5000; i-- > next_steal;)
+    ASSERT_EQ(d.pop(), item(i));
   EXPECT_EQ(d.pop(), nullptr);
 }
 

@@ -54,18 +54,22 @@ TEST(Executor, RejectsZeroAndTooManyWorkersNamingTheArgument) {
 TEST(Executor, SubmitReturnsValuesAndRunsEverything) {
   heist::executor ex(2);
   std::vector<heist::future<int>> futures;
-  for (int i = 0; i < 1000; ++i) futures.push_back(ex.submit([i] { return i * i; }));
+  for (int i = 0; i < 1000; ++i)
+    futures.push_back(ex.submit([i] { return i * i; }));
   long sum = 0;
-  for (auto& f : futures) sum += f.get();
+  for (auto& f : futures)
+    sum += f.get();
   long expected = 0;
-  for (long i = 0; i < 1000; ++i) expected += i * i;
+  for (long i = 0; i < 1000; ++i)
+    expected += i * i;
   EXPECT_EQ(sum, expected);
 }
 
 TEST(Executor, PostRunsFireAndForget) {
   heist::executor ex(3);
   std::atomic<int> count{0};
-  for (int i = 0; i < 5000; ++i) ex.post([&] { count.fetch_add(1); });
+  for (int i = 0; i < 5000; ++i)
+    ex.post([&] { count.fetch_add(1); });
   ex.wait_idle();
   EXPECT_EQ(count.load(), 5000);
 }
@@ -76,7 +80,8 @@ TEST(Executor, WaitIdleIncludesSpawnedChildren) {
   std::function<void(int)> spread = [&](int depth) {
     count.fetch_add(1);
     if (depth == 0) return;
-    for (int i = 0; i < 3; ++i) ex.post([&, depth] { spread(depth - 1); });
+    for (int i = 0; i < 3; ++i)
+      ex.post([&, depth] { spread(depth - 1); });
   };
   ex.post([&] { spread(6); });
   ex.wait_idle();
@@ -98,9 +103,11 @@ TEST(Executor, PostExceptionGoesToHandlerAndPoolKeepsRunning) {
     }
   };
   heist::executor ex(o);
-  for (int i = 0; i < 10; ++i) ex.post([] { throw std::runtime_error("boom"); });
+  for (int i = 0; i < 10; ++i)
+    ex.post([] { throw std::runtime_error("boom"); });
   std::atomic<int> after{0};
-  for (int i = 0; i < 10; ++i) ex.post([&] { after.fetch_add(1); });
+  for (int i = 0; i < 10; ++i)
+    ex.post([&] { after.fetch_add(1); });
   ex.wait_idle();
   EXPECT_EQ(after.load(), 10);
   std::lock_guard<std::mutex> lock(m);
@@ -177,7 +184,8 @@ TEST(Executor, WorkerStartAndStopRunOnceOnTheWorkerThread) {
     EXPECT_EQ(name, "obs-" + std::to_string(i));
   }
   EXPECT_EQ(ids, (std::set<std::size_t>{0, 1, 2}));
-  for (auto& [i, name] : stopped) EXPECT_EQ(name, "obs-" + std::to_string(i));
+  for (auto& [i, name] : stopped)
+    EXPECT_EQ(name, "obs-" + std::to_string(i));
 }
 
 TEST(Executor, ShutdownRunsEverythingAcceptedIncludingSpawns) {
@@ -193,7 +201,8 @@ TEST(Executor, ShutdownRunsEverythingAcceptedIncludingSpawns) {
     gate.wait();
     chain(100);
   });
-  for (int i = 0; i < 1000; ++i) ex.post([&] { count.fetch_add(1); });
+  for (int i = 0; i < 1000; ++i)
+    ex.post([&] { count.fetch_add(1); });
   std::thread releaser([&] {
     std::this_thread::sleep_for(20ms);
     gate.count_down();
@@ -221,10 +230,13 @@ TEST(Executor, SubmitAfterShutdownThrowsExecutorClosed) {
 TEST(Executor, ShutdownIsIdempotentAndConcurrentCallsAgree) {
   heist::executor ex(2);
   std::atomic<int> count{0};
-  for (int i = 0; i < 1000; ++i) ex.post([&] { count.fetch_add(1); });
+  for (int i = 0; i < 1000; ++i)
+    ex.post([&] { count.fetch_add(1); });
   std::vector<std::thread> closers;
-  for (int i = 0; i < 4; ++i) closers.emplace_back([&] { ex.shutdown(); });
-  for (auto& t : closers) t.join();
+  for (int i = 0; i < 4; ++i)
+    closers.emplace_back([&] { ex.shutdown(); });
+  for (auto& t : closers)
+    t.join();
   EXPECT_EQ(count.load(), 1000);
   ex.shutdown();
   ex.shutdown();
@@ -277,17 +289,19 @@ TEST(Executor, SubmitsFromManyExternalThreadsAllRun) {
   std::vector<std::thread> producers;
   for (int p = 0; p < 4; ++p) {
     producers.emplace_back([&] {
-      for (int i = 0; i < 2000; ++i) ex.post([&] { count.fetch_add(1); });
+      for (int i = 0; i < 2000; ++i)
+        ex.post([&] { count.fetch_add(1); });
     });
   }
-  for (auto& t : producers) t.join();
+  for (auto& t : producers)
+    t.join();
   ex.wait_idle();
   EXPECT_EQ(count.load(), 8000);
 }
 
 TEST(Executor, EveryStealPolicyRunsNestedWork) {
   for (auto policy : {heist::steal_policy::sticky_random, heist::steal_policy::random,
-                       heist::steal_policy::round_robin, heist::steal_policy::none}) {
+                      heist::steal_policy::round_robin, heist::steal_policy::none}) {
     heist::executor_options o;
     o.num_workers = 3;
     o.policy = policy;
@@ -309,7 +323,7 @@ TEST(Executor, EveryStealPolicyRunsNestedWork) {
 // if idle workers steal from its deque.
 TEST(Executor, IdleWorkersStealUnlessPolicyIsNone) {
   for (auto policy : {heist::steal_policy::sticky_random, heist::steal_policy::random,
-                       heist::steal_policy::round_robin}) {
+                      heist::steal_policy::round_robin}) {
     heist::executor_options o;
     o.num_workers = 2;
     o.policy = policy;
@@ -317,7 +331,8 @@ TEST(Executor, IdleWorkersStealUnlessPolicyIsNone) {
     std::atomic<int> done{0};
     ex.submit([&] {
         heist::task_group g;
-        for (int i = 0; i < 20; ++i) g.run([&] { done.fetch_add(1); });
+        for (int i = 0; i < 20; ++i)
+          g.run([&] { done.fetch_add(1); });
         // Do not help: the children can only run if the other worker steals them.
         EXPECT_TRUE(heist_test::eventually([&] { return done.load() == 20; }));
         g.wait();
@@ -331,7 +346,8 @@ TEST(Executor, IdleWorkersStealUnlessPolicyIsNone) {
   std::atomic<int> done{0};
   ex.submit([&] {
       heist::task_group g;
-      for (int i = 0; i < 20; ++i) g.run([&] { done.fetch_add(1); });
+      for (int i = 0; i < 20; ++i)
+        g.run([&] { done.fetch_add(1); });
       std::this_thread::sleep_for(20ms);
       EXPECT_EQ(done.load(), 0);  // nobody steals
       g.wait();

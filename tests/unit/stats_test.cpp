@@ -17,24 +17,28 @@ TEST(Stats, OneEntryPerWorker) {
 
 TEST(Stats, ExecutedCountsEveryTask) {
   heist::executor ex(2);
-  for (int i = 0; i < 1000; ++i) ex.post([] {});
+  for (int i = 0; i < 1000; ++i)
+    ex.post([] {});
   ex.wait_idle();
   EXPECT_EQ(ex.stats().executed(), 1000u);
   std::atomic<int> n{0};
   heist::task_group g(ex);
-  for (int i = 0; i < 500; ++i) g.run([&] { n.fetch_add(1); });
+  for (int i = 0; i < 500; ++i)
+    g.run([&] { n.fetch_add(1); });
   g.wait();  // the main thread may help: its share is counted in `external`
   ex.wait_idle();
   const auto s = ex.stats();
   EXPECT_EQ(s.executed(), 1500u);
   std::uint64_t per_worker = s.external.executed;
-  for (const auto& w : s.workers) per_worker += w.executed;
+  for (const auto& w : s.workers)
+    per_worker += w.executed;
   EXPECT_EQ(per_worker, 1500u);
 }
 
 TEST(Stats, ResetStatsZeroesCounters) {
   heist::executor ex(2);
-  for (int i = 0; i < 100; ++i) ex.post([] {});
+  for (int i = 0; i < 100; ++i)
+    ex.post([] {});
   ex.wait_idle();
   // Idle workers keep trying to steal until they park: wait until the counters stand still
   // (both parked), then reset.
@@ -54,7 +58,8 @@ TEST(Stats, ResetStatsZeroesCounters) {
     EXPECT_EQ(w.steal_attempts, 0u);
     EXPECT_EQ(w.failed_steals, 0u);
   }
-  for (int i = 0; i < 10; ++i) ex.post([] {});
+  for (int i = 0; i < 10; ++i)
+    ex.post([] {});
   ex.wait_idle();
   EXPECT_EQ(ex.stats().executed(), 10u);
 }
@@ -67,7 +72,8 @@ TEST(Stats, QueueLengthsAreSnapshots) {
   std::latch queued(1), release(1);
   ex.post([&] {
     heist::task_group g;
-    for (int i = 0; i < 10; ++i) g.run([] {});
+    for (int i = 0; i < 10; ++i)
+      g.run([] {});
     queued.count_down();
     release.wait();
     g.wait();
@@ -78,7 +84,8 @@ TEST(Stats, QueueLengthsAreSnapshots) {
   EXPECT_EQ(s.min_queue, 0u);
   EXPECT_DOUBLE_EQ(s.mean_queue, 5.0);
   std::size_t total = 0;
-  for (const auto& w : s.workers) total += w.queue_length;
+  for (const auto& w : s.workers)
+    total += w.queue_length;
   EXPECT_EQ(total, 10u);
   release.count_down();
   ex.wait_idle();
@@ -96,7 +103,8 @@ TEST(Stats, StealCountersAreConsistent) {
             // ~20 us of work that the optimizer cannot remove, so both threads get some.
             const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
             long x = 0;
-            while (std::chrono::steady_clock::now() < until) ++x;
+            while (std::chrono::steady_clock::now() < until)
+              ++x;
             sink += x;
           });
         }

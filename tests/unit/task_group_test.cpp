@@ -33,7 +33,8 @@ TEST(TaskGroup, RunsEveryTaskBeforeWaitReturns) {
   heist::executor ex(3);
   heist::task_group g(ex);
   std::atomic<int> count{0};
-  for (int i = 0; i < 10000; ++i) g.run([&] { count.fetch_add(1); });
+  for (int i = 0; i < 10000; ++i)
+    g.run([&] { count.fetch_add(1); });
   g.wait();
   EXPECT_EQ(count.load(), 10000);
 }
@@ -88,7 +89,8 @@ TEST(TaskGroup, RunAndWaitRunsOnTheCaller) {
   heist::executor ex(2);
   heist::task_group g(ex);
   std::atomic<int> others{0};
-  for (int i = 0; i < 10; ++i) g.run([&] { others.fetch_add(1); });
+  for (int i = 0; i < 10; ++i)
+    g.run([&] { others.fetch_add(1); });
   std::thread::id ran_on;
   g.run_and_wait([&] { ran_on = std::this_thread::get_id(); });
   EXPECT_EQ(ran_on, std::this_thread::get_id());
@@ -123,7 +125,8 @@ TEST(TaskGroup, ExceptionCancelsUnstartedTasks) {
   std::latch done(1);
   ex.post([&] {
     heist::task_group g;
-    for (int i = 0; i < 1000; ++i) g.run([&] { ran.fetch_add(1); });
+    for (int i = 0; i < 1000; ++i)
+      g.run([&] { ran.fetch_add(1); });
     g.run([] { throw std::logic_error("last pushed, first run"); });
     try {
       g.wait();
@@ -147,7 +150,8 @@ TEST(TaskGroup, CancelSkipsUnstartedTasksAndWaitReturnsNormally) {
     hold.wait();
   });  // keep the only worker busy
   started.wait();
-  for (int i = 0; i < 100; ++i) g.run([&] { ran.fetch_add(1); });
+  for (int i = 0; i < 100; ++i)
+    g.run([&] { ran.fetch_add(1); });
   g.cancel();
   EXPECT_TRUE(g.is_canceling());
   hold.count_down();
@@ -164,7 +168,8 @@ TEST(TaskGroup, RunOnACancellingGroupIsSkipped) {
   heist::task_group g(ex);
   std::atomic<int> ran{0};
   g.cancel();
-  for (int i = 0; i < 10; ++i) g.run([&] { ran.fetch_add(1); });
+  for (int i = 0; i < 10; ++i)
+    g.run([&] { ran.fetch_add(1); });
   g.wait();
   EXPECT_EQ(ran.load(), 0);
 }
@@ -205,7 +210,8 @@ TEST(TaskGroup, CancellationReachesGroupsNestedInItsTasks) {
     inner_ready.count_down();
     EXPECT_TRUE(heist_test::eventually([&] { return inner.is_canceling(); }));
     inner_saw_cancel = inner.is_canceling();
-    for (int i = 0; i < 100; ++i) inner.run([&] { inner_ran.fetch_add(1); });
+    for (int i = 0; i < 100; ++i)
+      inner.run([&] { inner_ran.fetch_add(1); });
     inner.wait();
   });
   inner_ready.wait();
@@ -248,10 +254,12 @@ TEST(TaskGroup, ConcurrentRunFromManyThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < 1000; ++i) g.run([&] { count.fetch_add(1); });
+      for (int i = 0; i < 1000; ++i)
+        g.run([&] { count.fetch_add(1); });
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   g.wait();
   EXPECT_EQ(count.load(), 4000);
 }
@@ -319,10 +327,11 @@ TEST(ParallelInvoke, RunsEveryFunctionAndTheLastOnTheCaller) {
   ex.submit([] {
       std::atomic<int> a{0}, b{0}, c{0};
       std::thread::id last;
-      heist::parallel_invoke([&] { a = 1; }, [&] { b = 2; }, [&] {
-        c = 3;
-        last = std::this_thread::get_id();
-      });
+      heist::parallel_invoke([&] { a = 1; }, [&] { b = 2; },
+                             [&] {
+                               c = 3;
+                               last = std::this_thread::get_id();
+                             });
       EXPECT_EQ(a.load() + b.load() + c.load(), 6);
       EXPECT_EQ(last, std::this_thread::get_id());
     }).get();
@@ -333,8 +342,8 @@ TEST(ParallelInvoke, OneAndManyFunctions) {
   heist::parallel_invoke([&] { one = 1; });
   EXPECT_EQ(one, 1);
   std::atomic<int> sum{0};
-  heist::parallel_invoke([&] { sum += 1; }, [&] { sum += 2; }, [&] { sum += 3; },
-                         [&] { sum += 4; }, [&] { sum += 5; }, [&] { sum += 6; });
+  heist::parallel_invoke([&] { sum += 1; }, [&] { sum += 2; }, [&] { sum += 3; }, [&] { sum += 4; },
+                         [&] { sum += 5; }, [&] { sum += 6; });
   EXPECT_EQ(sum.load(), 21);
 }
 

@@ -20,7 +20,8 @@ TEST(Trace, WritesChromeTraceEventJsonWithOneTrackPerWorker) {
       for (int i = 0; i < 300; ++i) {
         inner.run([] {
           volatile long x = 0;
-          for (int k = 0; k < 1000; ++k) x = x + k;
+          for (int k = 0; k < 1000; ++k)
+            x = x + k;
         });
       }
       inner.wait();
@@ -49,7 +50,8 @@ TEST(Trace, WritesChromeTraceEventJsonWithOneTrackPerWorker) {
     }
   }
   EXPECT_TRUE(named_tids.count(0) && named_tids.count(1));
-  for (int tid : span_tids) EXPECT_TRUE(named_tids.count(tid)) << tid;
+  for (int tid : span_tids)
+    EXPECT_TRUE(named_tids.count(tid)) << tid;
   // Every task is recorded: 300 children + 1 submitted task.
   EXPECT_EQ(spans, 301u);
   EXPECT_EQ(stolen, ex.stats().stolen());
@@ -61,5 +63,6 @@ TEST(Trace, EmptyWhenTracingIsOff) {
   std::ostringstream out;
   ex.write_trace(out);
   const heist_tools::json doc = heist_tools::parse_json(out.str());
-  for (const auto& e : doc["traceEvents"].items) EXPECT_NE(e["ph"].str, "X");
+  for (const auto& e : doc["traceEvents"].items)
+    EXPECT_NE(e["ph"].str, "X");
 }

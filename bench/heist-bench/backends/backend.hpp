@@ -33,6 +33,8 @@ concept backend = requires(B b, noop f) {
 };
 
 template <class B>
-concept service_backend = backend<B> && requires(B b, noop f) { b.post(f); };
+concept service_backend = backend<B> && requires(B b, noop f) {
+  b.post(f);
+};
 
 }  // namespace bench

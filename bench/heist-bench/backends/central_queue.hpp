@@ -18,7 +18,8 @@ namespace bench {
 class central_queue {
  public:
   explicit central_queue(int threads) {
-    for (int i = 0; i < threads; ++i) m_threads.emplace_back([this] { worker(); });
+    for (int i = 0; i < threads; ++i)
+      m_threads.emplace_back([this] { worker(); });
   }
   ~central_queue() {
     {
@@ -26,7 +27,8 @@ class central_queue {
       m_done = true;
     }
     m_cv.notify_all();
-    for (auto& t : m_threads) t.join();
+    for (auto& t : m_threads)
+      t.join();
   }
   std::string name() const { return "central queue"; }
 

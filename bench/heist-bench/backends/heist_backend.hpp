@@ -13,18 +13,24 @@ namespace bench {
 
 inline const char* policy_name(heist::steal_policy p) {
   switch (p) {
-    case heist::steal_policy::sticky_random: return "heist";
-    case heist::steal_policy::random: return "heist random";
-    case heist::steal_policy::round_robin: return "heist round_robin";
-    case heist::steal_policy::none: return "heist none";
+    case heist::steal_policy::sticky_random:
+      return "heist";
+    case heist::steal_policy::random:
+      return "heist random";
+    case heist::steal_policy::round_robin:
+      return "heist round_robin";
+    case heist::steal_policy::none:
+      return "heist none";
   }
   return "heist ?";
 }
 
 class heist_backend {
  public:
-  explicit heist_backend(int threads, heist::steal_policy policy = heist::steal_policy::sticky_random,
-                         bool trace = false) : m_policy(policy) {
+  explicit heist_backend(int threads,
+                         heist::steal_policy policy = heist::steal_policy::sticky_random,
+                         bool trace = false)
+      : m_policy(policy) {
     heist::executor_options o;
     o.num_workers = static_cast<std::size_t>(threads);
     o.policy = policy;
@@ -57,7 +63,8 @@ class heist_backend {
   template <class F>
   static void fork_each(std::size_t n, F&& f) {
     heist::task_group g;
-    for (std::size_t i = 0; i < n; ++i) g.run([&f, i] { f(i); });
+    for (std::size_t i = 0; i < n; ++i)
+      g.run([&f, i] { f(i); });
     g.wait();
   }
 

@@ -70,14 +70,16 @@ class lock_pool {
 
  public:
   explicit lock_pool(int threads) {
-    for (int i = 0; i < threads; ++i) m_queues.push_back(std::make_unique<work_stealing_queue>());
+    for (int i = 0; i < threads; ++i)
+      m_queues.push_back(std::make_unique<work_stealing_queue>());
     for (int i = 0; i < threads; ++i) {
       m_threads.emplace_back([this, i] { worker_thread(static_cast<unsigned>(i)); });
     }
   }
   ~lock_pool() {
     m_done = true;
-    for (auto& t : m_threads) t.join();
+    for (auto& t : m_threads)
+      t.join();
   }
   std::string name() const { return "lock pool (note 000)"; }
 
@@ -120,8 +122,10 @@ class lock_pool {
   static void fork_each(std::size_t n, F&& f) {
     std::vector<std::future<void>> fs;
     fs.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) fs.push_back(t_pool->submit([&f, i] { f(i); }));
-    for (auto& x : fs) wait_helping(x);
+    for (std::size_t i = 0; i < n; ++i)
+      fs.push_back(t_pool->submit([&f, i] { f(i); }));
+    for (auto& x : fs)
+      wait_helping(x);
   }
   template <class F>
   void post(F&& f) {
@@ -139,7 +143,8 @@ class lock_pool {
     t_index = index;
     t_local_queue = m_queues[index].get();
     t_pool = this;
-    while (!m_done) run_pending_task();
+    while (!m_done)
+      run_pending_task();
   }
   bool pop_from_pool(function_wrapper& task) {
     std::lock_guard<std::mutex> lock(m_pool_mutex);

@@ -41,7 +41,9 @@ class omp_backend {
 #pragma omp taskwait
   }
 
-  int threads() const { return m_threads; }
+  int threads() const {
+    return m_threads;
+  }
 
  private:
   int m_threads;

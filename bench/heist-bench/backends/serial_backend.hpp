@@ -22,7 +22,8 @@ class serial_backend {
   }
   template <class F>
   static void fork_each(std::size_t n, F&& f) {
-    for (std::size_t i = 0; i < n; ++i) f(i);
+    for (std::size_t i = 0; i < n; ++i)
+      f(i);
   }
   template <class F>
   void post(F&& f) {

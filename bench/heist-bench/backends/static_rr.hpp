@@ -25,7 +25,8 @@ class static_rr {
 
  public:
   explicit static_rr(int threads) {
-    for (int i = 0; i < threads; ++i) m_queues.push_back(std::make_unique<queue>());
+    for (int i = 0; i < threads; ++i)
+      m_queues.push_back(std::make_unique<queue>());
     for (int i = 0; i < threads; ++i) {
       m_threads.emplace_back([this, i] { worker(static_cast<std::size_t>(i)); });
     }
@@ -36,7 +37,8 @@ class static_rr {
       std::lock_guard<std::mutex> lock(q->m);
       q->cv.notify_all();
     }
-    for (auto& t : m_threads) t.join();
+    for (auto& t : m_threads)
+      t.join();
   }
   std::string name() const { return "round-robin dealing"; }
 

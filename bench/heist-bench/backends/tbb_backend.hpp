@@ -30,7 +30,8 @@ class tbb_backend {
   template <class F>
   static void fork_each(std::size_t n, F&& f) {
     tbb::task_group g;
-    for (std::size_t i = 0; i < n; ++i) g.run([&f, i] { f(i); });
+    for (std::size_t i = 0; i < n; ++i)
+      g.run([&f, i] { f(i); });
     g.wait();
   }
   template <class F>

@@ -77,7 +77,8 @@ inline int uts_children(std::uint64_t id, int depth, const uts_params& p) {
   if (depth >= p.max_depth) return 0;
   // A few hash rounds per node stand in for UTS's SHA-1 work.
   std::uint64_t h = id;
-  for (int i = 0; i < 8; ++i) h = splitmix(h);
+  for (int i = 0; i < 8; ++i)
+    h = splitmix(h);
   const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
   const double q = p.mean_children / (1.0 + p.mean_children);
   return static_cast<int>(std::floor(std::log1p(-u) / std::log(q)));
@@ -88,9 +89,8 @@ std::uint64_t uts(std::uint64_t id, int depth, const uts_params& p) {
   const int k = std::min(uts_children(id, depth, p), 64);
   if (k == 0) return 1;
   std::uint64_t counts[64];
-  B::fork_each(static_cast<std::size_t>(k), [&](std::size_t i) {
-    counts[i] = uts<B>(splitmix(id * 64 + i + 1), depth + 1, p);
-  });
+  B::fork_each(static_cast<std::size_t>(k),
+               [&](std::size_t i) { counts[i] = uts<B>(splitmix(id * 64 + i + 1), depth + 1, p); });
   return 1 + std::accumulate(counts, counts + k, std::uint64_t{0});
 }
 
@@ -109,7 +109,8 @@ inline void matmul_base(matrix_view c, matrix_view a, matrix_view b, std::size_t
       const double aik = a.p[i * a.stride + k];
       double* crow = c.p + i * c.stride;
       const double* brow = b.p + k * b.stride;
-      for (std::size_t j = 0; j < n; ++j) crow[j] += aik * brow[j];
+      for (std::size_t j = 0; j < n; ++j)
+        crow[j] += aik * brow[j];
     }
   }
 }

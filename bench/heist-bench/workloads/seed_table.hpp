@@ -64,8 +64,7 @@ std::uint64_t hotspot(std::size_t burst, std::int64_t cost_ns) {
 // Idle stealing: one busy task trickles out small tasks while it works; the other threads
 // are idle unless they steal them.
 template <class B>
-std::uint64_t idle_stealing(std::size_t tasks, std::int64_t producer_gap_ns,
-                            std::int64_t task_ns) {
+std::uint64_t idle_stealing(std::size_t tasks, std::int64_t producer_gap_ns, std::int64_t task_ns) {
   std::atomic<std::uint64_t> done{0};
   // fork_each spawns everything at once; here the spawner works between spawns, so the
   // children are spawned through nested fork2 chains: spawn one, work, continue.

@@ -64,8 +64,10 @@ double submission_rate(B& b, int producers, std::size_t per_producer) {
       }
     });
   }
-  for (auto& t : threads) t.join();
-  for (std::size_t seen = done.load(); seen != total; seen = done.load()) done.wait(seen);
+  for (auto& t : threads)
+    t.join();
+  for (std::size_t seen = done.load(); seen != total; seen = done.load())
+    done.wait(seen);
   return static_cast<double>(total) / seconds_since(t0);
 }
 
@@ -93,10 +95,12 @@ trickle_result trickle(B& b, std::chrono::microseconds task_us, std::chrono::mic
     next += period_us;
     std::this_thread::sleep_until(next);
   }
-  while (done.load(std::memory_order_acquire) != posted) std::this_thread::sleep_for(period_us);
+  while (done.load(std::memory_order_acquire) != posted)
+    std::this_thread::sleep_for(period_us);
   const double wall = seconds_since(t0);
   const double pool_cpu = (process_cpu_seconds() - proc0) - (thread_cpu_seconds() - self0);
-  const double useful = static_cast<double>(posted) * std::chrono::duration<double>(task_us).count();
+  const double useful =
+      static_cast<double>(posted) * std::chrono::duration<double>(task_us).count();
   return {pool_cpu / wall, useful / wall};
 }
 

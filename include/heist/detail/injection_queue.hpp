@@ -30,7 +30,8 @@ class injection_queue {
  public:
   explicit injection_queue(std::size_t min_buckets) {
     std::size_t n = 1;
-    while (n < min_buckets && n < 64) n <<= 1;
+    while (n < min_buckets && n < 64)
+      n <<= 1;
     m_mask = n - 1;
     m_buckets = std::make_unique<bucket[]>(n);
   }

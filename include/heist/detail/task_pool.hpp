@@ -12,8 +12,8 @@
 // lost a race for (chase_lev_deque::steal_if), which must stay valid memory.
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "heist/detail/config.hpp"
