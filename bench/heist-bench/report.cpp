@@ -266,6 +266,7 @@ std::string render_trace_svg(const std::string& trace_json, const std::string& t
     int tid;
     double ts, dur;
     bool stolen;
+    int depth;
   };
   std::vector<span> spans;
   std::map<int, std::string> names;
@@ -276,41 +277,60 @@ std::string render_trace_svg(const std::string& trace_json, const std::string& t
       names[static_cast<int>(e["tid"].num)] = e["args"]["name"].str;
     } else if (ph == "X") {
       span s{static_cast<int>(e["tid"].num), e["ts"].num, e["dur"].num,
-             e["args"]["kind"].str == "stolen"};
+             e["args"]["kind"].str == "stolen", 0};
       t0 = std::min(t0, s.ts);
       t1 = std::max(t1, s.ts + s.dur);
       spans.push_back(s);
     }
   }
-  std::set<int> used;
-  for (const span& s : spans)
-    used.insert(s.tid);
-  std::map<int, int> lane;
-  for (int tid : used)
-    lane[tid] = static_cast<int>(lane.size());
-  const double left = 170, width = 1400, lane_h = 26, top = 50;
-  const double height = top + lane_h * static_cast<double>(lane.size()) + 60;
+  // Nesting: a task that a helping wait ran inside another task on the same track is drawn
+  // one row lower, like a flame chart, so the outer task does not hide it.
+  std::sort(spans.begin(), spans.end(), [](const span& a, const span& b) {
+    return a.tid != b.tid ? a.tid < b.tid : (a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur);
+  });
+  constexpr int k_max_rows = 6;
+  std::map<int, int> rows_of;
+  std::vector<double> open_ends;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (i == 0 || spans[i].tid != spans[i - 1].tid) open_ends.clear();
+    while (!open_ends.empty() && open_ends.back() <= spans[i].ts)
+      open_ends.pop_back();
+    spans[i].depth = std::min(static_cast<int>(open_ends.size()), k_max_rows - 1);
+    open_ends.push_back(spans[i].ts + spans[i].dur);
+    rows_of[spans[i].tid] = std::max(rows_of[spans[i].tid], spans[i].depth + 1);
+  }
+  const double left = 170, width = 1400, row_h = 12, lane_gap = 8, top = 50;
+  std::map<int, double> lane_y;
+  double y = top;
+  for (const auto& [tid, rows] : rows_of) {
+    lane_y[tid] = y;
+    y += row_h * rows + lane_gap;
+  }
+  const double height = y + 60;
   const double range = std::max(t1 - t0, 1e-3);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     svg::num(left + width + 20) + "\" height=\"" + svg::num(height) + "\">\n";
   out += svg::rect(0, 0, left + width + 20, height, "#ffffff");
-  out += svg::text(
-      10, 22,
-      title + " (" + std::to_string(spans.size()) + " tasks, " + svg::num(range / 1000.0) + " ms)",
-      "start", 15);
-  for (const auto& [tid, l] : lane) {
-    const double y = top + lane_h * l;
-    out += svg::rect(left, y, width, lane_h - 4, l % 2 ? "#f4f4f4" : "#fafafa");
+  out += svg::text(10, 22,
+                   title + " (" + std::to_string(spans.size()) + " tasks, " +
+                       svg::num(range / 1000.0) +
+                       " ms; nested rows: tasks run by a helping wait "
+                       "inside the task above)",
+                   "start", 15);
+  int lane = 0;
+  for (const auto& [tid, rows] : rows_of) {
+    const double ly = lane_y[tid];
+    out += svg::rect(left, ly, width, row_h * rows, lane++ % 2 ? "#f4f4f4" : "#fafafa");
     const std::string name = names.count(tid) ? names[tid] : "track " + std::to_string(tid);
-    out += svg::text(left - 8, y + lane_h / 2 + 2, name, "end", 12);
+    out += svg::text(left - 8, ly + row_h * rows / 2 + 4, name, "end", 12);
   }
   for (const span& s : spans) {
     const double x = left + (s.ts - t0) / range * width;
     const double w = s.dur / range * width;
-    out += svg::rect(x, top + lane_h * lane[s.tid] + 2, w, lane_h - 8,
+    out += svg::rect(x, lane_y[s.tid] + row_h * s.depth + 1, w, row_h - 2,
                      s.stolen ? "#ee6677" : "#4477aa");
   }
-  const double axis_y = top + lane_h * static_cast<double>(lane.size()) + 8;
+  const double axis_y = y;
   for (int t = 0; t <= 10; ++t) {
     const double x = left + width * t / 10.0;
     out += svg::line(x, axis_y, x, axis_y + 5, "#333");
