@@ -319,6 +319,17 @@ void service_workloads(context& x) {
       });
     }
   }
+  if (x.cfg.wants_workload("wakeup", true)) {
+    result r{"service", "wake-up latency", "futex hand-off (floor)", max_threads, "us", true};
+    const int n = x.cfg.full ? 1000 : 300;
+    for (int i = 0; i < n; ++i) {
+      r.samples.push_back(futex_handoff_seconds(std::chrono::milliseconds(2)) * 1e6);
+    }
+    char note[64];
+    std::snprintf(note, sizeof note, "p99 %.1f us", quantile(r.samples, 0.99));
+    r.note = note;
+    add(std::move(r));
+  }
   if (x.cfg.wants_workload("submit", true)) {
     for (int producers : {1, 2, 4}) {
       for (const backend_key& k : k_service_backends) {

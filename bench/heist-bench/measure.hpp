@@ -1,7 +1,7 @@
 // Timing and statistics helpers for heist-bench.
 #pragma once
 
-#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,18 +51,18 @@ inline summary summarize(const std::vector<double>& v) {
   return s;
 }
 
-// CPU time of the whole process and of the calling thread, in seconds.
+// CPU time of the whole process and of the calling thread, in seconds (nanosecond clocks:
+// getrusage's tick-based accounting is too coarse for an idle pool).
+inline double cpu_clock_seconds(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 inline double process_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  return cpu_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 inline double thread_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  return cpu_clock_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 // Busy work the optimizer cannot remove: about `ns` nanoseconds of spinning on the clock.

@@ -48,6 +48,11 @@ double wake_latency_seconds(B& b, std::chrono::microseconds settle) {
   return std::chrono::duration<double>(started - t0).count();
 }
 
+// The floor under any wake-up: one thread parked on a futex, another sets the word and
+// wakes it; the time from before the wake call to the sleeper's first instruction. No
+// runtime that parks its threads can wake faster on this machine.
+double futex_handoff_seconds(std::chrono::microseconds settle);
+
 // Tasks per second when `producers` outside threads each post `per_producer` empty tasks.
 template <class B>
 double submission_rate(B& b, int producers, std::size_t per_producer) {
