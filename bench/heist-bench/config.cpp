@@ -46,6 +46,7 @@ config parse_config(int argc, char** argv) {
       for (auto& b : split(value()))
         c.backends.insert(b);
     } else if (arg == "--threads") {
+      c.threads_given = true;
       for (auto& t : split(value())) {
         const int n = std::stoi(t);
         if (n < 1) throw std::invalid_argument("--threads: counts must be at least 1");

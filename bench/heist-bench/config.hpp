@@ -11,6 +11,7 @@ struct config {
   std::set<std::string> workloads;  // empty: the default set of the mode
   std::set<std::string> backends;   // empty: every backend each workload supports
   std::vector<int> threads;         // default: 1 .. cores
+  bool threads_given = false;       // --threads was on the command line
   int reps = 0;                     // 0: the workload's default for the mode
   bool full = false;                // --full: bigger inputs, every backend, more repetitions
   bool trace = false;               // --trace: one traced heist run per workload

@@ -25,6 +25,7 @@
 #include "backends/central_queue.hpp"
 #include "backends/heist_backend.hpp"
 #include "backends/lock_pool.hpp"
+#include "backends/loop_backends.hpp"
 #include "backends/serial_backend.hpp"
 #include "backends/static_rr.hpp"
 #include "config.hpp"
@@ -32,14 +33,19 @@
 #include "report.hpp"
 #include "results.hpp"
 #include "workloads/fork_join.hpp"
+#include "workloads/loops.hpp"
 #include "workloads/seed_table.hpp"
 #include "workloads/service.hpp"
 #if HEIST_BENCH_HAVE_TBB
 #include "backends/tbb_backend.hpp"
+#include "backends/tbb_loops.hpp"
 #endif
 #if HEIST_BENCH_HAVE_OPENMP
 #include "backends/omp_backend.hpp"
+#include "backends/omp_loops.hpp"
 #endif
+#include <bit>
+#include <map>
 
 namespace bench {
 namespace {
@@ -95,8 +101,10 @@ bool with_backend(const std::string& key, int threads, F&& f) {
 }
 
 const std::vector<std::string> k_all_backends = {
-    "heist", "heist-random", "heist-rr", "heist-none", "tbb",
-    "omp",   "serial",       "lockpool", "central",    "rr-dealing"};
+    "heist",        "heist-random",   "heist-rr",   "heist-none",   "tbb",          "omp",
+    "serial",       "lockpool",       "central",    "rr-dealing",   "heist-auto",   "heist-simple",
+    "heist-static", "heist-affinity", "omp-static", "omp-dynamic1", "omp-dynamic4", "omp-dynamic16",
+    "omp-guided",   "tbb-auto",       "tbb-simple"};
 
 struct context {
   config cfg;
@@ -109,12 +117,13 @@ struct context {
 // pool each time; the first round adds one untimed warm-up run), so that a slow spell or a
 // neighbour's spinning threads hit all backends alike. `setup()` runs
 // before each repetition, untimed. The checksum must equal `expected` (the serial result).
-template <class Body>
-void timed_case(context& x, const std::string& group, const std::string& key,
-                const std::string& workload, const std::vector<backend_key>& keys, int reps,
-                std::uint64_t expected, const std::function<void()>& setup, Body&& body) {
+template <class WithBackend, class Body>
+void timed_case_with(context& x, WithBackend&& with, const std::vector<int>& thread_counts,
+                     const std::string& group, const std::string& key, const std::string& workload,
+                     const std::vector<backend_key>& keys, int reps, std::uint64_t expected,
+                     const std::function<void()>& setup, Body&& body) {
   if (!x.cfg.wants_workload(key, true)) return;
-  for (int threads : x.cfg.threads) {
+  for (int threads : thread_counts) {
     std::vector<result> rows;
     std::vector<std::string> row_keys;
     for (const backend_key& k : keys) {
@@ -138,7 +147,7 @@ void timed_case(context& x, const std::string& group, const std::string& key,
         if (!available[i]) continue;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         result& r = rows[i];
-        available[i] = with_backend(row_keys[i], threads, [&](auto& b) {
+        available[i] = with(row_keys[i], threads, [&](auto& b) {
           r.backend = b.name();
           for (int run = round == 0 ? 0 : 1; run <= 1; ++run) {  // run 0: warm-up
             if (setup) setup();
@@ -163,6 +172,16 @@ void timed_case(context& x, const std::string& group, const std::string& key,
       x.results.push_back(std::move(rows[i]));
     }
   }
+}
+
+// timed_case_with over the fork-join backends and every configured thread count.
+template <class Body>
+void timed_case(context& x, const std::string& group, const std::string& key,
+                const std::string& workload, const std::vector<backend_key>& keys, int reps,
+                std::uint64_t expected, const std::function<void()>& setup, Body&& body) {
+  timed_case_with(
+      x, [](const std::string& k, int t, auto&& f) { return with_backend(k, t, f); }, x.cfg.threads,
+      group, key, workload, keys, reps, expected, setup, std::forward<Body>(body));
 }
 
 // --- workloads ----------------------------------------------------------------------------
@@ -242,6 +261,133 @@ void fork_join_workloads(context& x) {
         b.run([&] { quicksort<B>(work.data(), work.data() + work.size()); });
         return static_cast<std::uint64_t>(work == sorted);
       });
+}
+
+// --- loops ---------------------------------------------------------------------------------
+// Loop backends by key; `grain` is the grain size of the simple partitioners.
+template <class F>
+bool with_loop_backend(const std::string& key, int threads, std::size_t grain, F&& f) {
+  using k = heist_loops::kind;
+  if (key == "heist-auto") {
+    heist_loops b(threads, k::automatic);
+    f(b);
+  } else if (key == "heist-simple") {
+    heist_loops b(threads, k::simple, grain);
+    f(b);
+  } else if (key == "heist-static") {
+    heist_loops b(threads, k::fixed);
+    f(b);
+  } else if (key == "heist-affinity") {
+    heist_loops b(threads, k::affinity);
+    f(b);
+  } else if (key == "serial") {
+    serial_loops b(threads);
+    f(b);
+#if HEIST_BENCH_HAVE_OPENMP
+  } else if (key == "omp-static") {
+    omp_loops b(threads, omp_sched_static, 0);
+    f(b);
+  } else if (key == "omp-dynamic1" || key == "omp-dynamic4" || key == "omp-dynamic16") {
+    omp_loops b(threads, omp_sched_dynamic, std::stoi(key.substr(11)));
+    f(b);
+  } else if (key == "omp-guided") {
+    omp_loops b(threads, omp_sched_guided, 0);
+    f(b);
+#endif
+#if HEIST_BENCH_HAVE_TBB
+  } else if (key == "tbb-auto") {
+    tbb_loops b(threads, false);
+    f(b);
+  } else if (key == "tbb-simple") {
+    tbb_loops b(threads, true, grain);
+    f(b);
+#endif
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const std::vector<backend_key> k_loop_backends = {
+    {"heist-auto", true}, {"heist-simple", true}, {"heist-static", true}, {"heist-affinity", true},
+    {"omp-static", true}, {"omp-dynamic1", true}, {"omp-dynamic4", true}, {"omp-dynamic16", true},
+    {"omp-guided", true}, {"tbb-auto", true},     {"tbb-simple", true},   {"serial", true}};
+
+void loop_workloads(context& x) {
+  // Quick mode compares the schedules at the most threads only (plus serial); --full, or an
+  // explicit --threads, sweeps every count.
+  const int most = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
+  const bool sweep = x.cfg.full || x.cfg.threads_given;
+  const std::vector<int> counts = sweep ? x.cfg.threads : std::vector<int>{1, most};
+  // Serial runs at 1 thread only; in quick mode the schedules run at the most threads only.
+  auto runs_at = [&](const std::string& k, int t) {
+    if (k == "serial") return t == 1;
+    return sweep || t == most;
+  };
+  auto loop_case = [&](const std::string& key, const std::string& label, std::size_t grain,
+                       int reps, const std::function<void()>& setup, auto body) {
+    // The serial run gives the checksum every backend must reproduce exactly.
+    double expected = 0;
+    serial_loops ref(1);
+    if (setup) setup();
+    ref.run([&](serial_loops& l) { expected = body(l); });
+    timed_case_with(
+        x,
+        [&](const std::string& k, int t, auto&& f) {
+          return runs_at(k, t) && with_loop_backend(k, t, grain, f);
+        },
+        counts, "loops", key, label, k_loop_backends, reps, std::bit_cast<std::uint64_t>(expected),
+        setup,
+        [&](auto& b) {
+          double v = 0;
+          b.run([&](auto& l) { v = body(l); });
+          return std::bit_cast<std::uint64_t>(v);
+        });
+  };
+
+  if (x.cfg.wants_workload("epcc1", true) || x.cfg.wants_workload("epcc2", true)) {
+    auto data = std::make_shared<epcc_data>();
+    const int reps1 = 100;
+    const int reps2 = x.cfg.full ? 100 : 5;
+    loop_case(
+        "epcc1", "EPCC loop 1 (x" + std::to_string(reps1) + ")", 4, x.cfg.reps_or(5, 11),
+        [data] { data->reset(); },
+        [data, reps1](auto& l) {
+          epcc_loop1(l, *data, reps1);
+          return checksum(data->a);
+        });
+    loop_case(
+        "epcc2", "EPCC loop 2 (x" + std::to_string(reps2) + ")", 4, x.cfg.reps_or(3, 7),
+        [data] { data->reset(); },
+        [data, reps2](auto& l) {
+          epcc_loop2(l, *data, reps2);
+          return checksum(data->c);
+        });
+  }
+  if (x.cfg.wants_workload("vecadd", true)) {
+    const std::size_t n = 10'000'000;
+    auto xs = std::make_shared<std::vector<double>>(n),
+         ys = std::make_shared<std::vector<double>>(n),
+         out = std::make_shared<std::vector<double>>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      (*xs)[i] = static_cast<double>(i % 1000);
+      (*ys)[i] = 0.5 * static_cast<double>(i % 7);
+    }
+    loop_case("vecadd", "vector add (1e7)", 10000, x.cfg.reps_or(7, 15), nullptr,
+              [xs, ys, out](auto& l) {
+                vector_add(l, *xs, *ys, *out);
+                return checksum(*out);
+              });
+  }
+  if (x.cfg.wants_workload("reduce", true)) {
+    const std::size_t n = 100'000'000;
+    auto xs = std::make_shared<std::vector<double>>(n);
+    // Multiples of 1/4 below 256: every partial sum is exact, so any order gives the same bits.
+    for (std::size_t i = 0; i < n; ++i)
+      (*xs)[i] = 0.25 * static_cast<double>(i % 1024);
+    loop_case("reduce", "sum of 1e8 doubles", 100000, x.cfg.reps_or(5, 11), nullptr,
+              [xs](auto& l) { return sum_doubles(l, *xs); });
+  }
 }
 
 const std::vector<backend_key> k_seed_backends = {{"heist", true},      {"heist-none", true},
@@ -423,8 +569,8 @@ int main(int argc, char** argv) {
   }
   if (x.cfg.list) {
     std::printf(
-        "workloads: fib nqueens uts matmul quicksort uneven hotspot idle-stealing idle wakeup "
-        "submit trickle\nbackends:");
+        "workloads: fib nqueens uts matmul quicksort epcc1 epcc2 vecadd reduce uneven hotspot "
+        "idle-stealing idle wakeup submit trickle\nbackends:");
     for (const auto& b : k_all_backends)
       std::printf(" %s", b.c_str());
     std::printf("\n");
@@ -434,6 +580,7 @@ int main(int argc, char** argv) {
   const machine_info m = read_machine_info();
   print_header(m, x.cfg);
   fork_join_workloads(x);
+  loop_workloads(x);
   seed_table_workloads(x);
   service_workloads(x);
   write_traces(x);

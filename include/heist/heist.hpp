@@ -1,8 +1,12 @@
 // heist: a work-stealing task scheduler. This header brings the whole public API.
 #pragma once
 
+#include "heist/blocked_range.hpp"
 #include "heist/executor.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/future.hpp"
+#include "heist/parallel_for.hpp"
+#include "heist/parallel_reduce.hpp"
+#include "heist/partitioner.hpp"
 #include "heist/stats.hpp"
 #include "heist/task_group.hpp"

@@ -15,32 +15,6 @@
 
 namespace heist {
 
-namespace detail {
-// The group the calling thread's running task belongs to: the parent of new groups, so
-// that cancelling a group cancels the groups created inside its tasks.
-inline wait_context* current_group() noexcept {
-  thread_context* c = t_context;
-  return c != nullptr ? c->m_group : nullptr;
-}
-
-// Runs f on the calling thread as a member of group `g` (run_and_wait, parallel_invoke's
-// last function): new groups inside f are children of g, an exception cancels g, and f
-// moves to a fresh stack if this one is nearly used up.
-template <class F>
-void run_inline_in_group(wait_context& g, F& f) {
-  thread_context& c = current_context();
-  wait_context* const saved = c.m_group;
-  c.m_group = &g;
-  try {
-    call_with_stack_headroom([](void* p) { std::invoke(*static_cast<F*>(p)); },
-                             static_cast<void*>(std::addressof(f)));
-  } catch (...) {
-    g.capture_exception(std::current_exception());
-  }
-  c.m_group = saved;
-}
-}  // namespace detail
-
 class task_group {
  public:
   // On the current executor: the one running the calling task, the arena of an enclosing

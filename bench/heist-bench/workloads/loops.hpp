@@ -1,0 +1,94 @@
+// Loop workloads: the two imbalanced loops of the EPCC OpenMP loop-scheduling exercise
+// (loops2.c, N = 729), a balanced vector add and a sum of doubles. Written once as
+// templates over a loop policy `L`:
+//   l.for_range(n, body)          body(lo, hi) over pieces of [0, n)
+//   l.sum(n, body)                sum over pieces of body(lo, hi) -> double
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace bench {
+
+struct epcc_data {
+  static constexpr std::size_t N = 729;
+  std::vector<double> a, b, c;
+  std::vector<int> jmax;
+
+  epcc_data() : a(N * N), b(N * N), c(N), jmax(N) {
+    for (std::size_t i = 0; i < N; ++i) {
+      for (std::size_t j = 0; j < N; ++j)
+        b[i * N + j] = 3.142 * static_cast<double>(i + j);
+      // Loop 2's imbalance: every row is heavy at first, then only every 4th, 7th, ... row.
+      const std::size_t expr = i % (3 * (i / 30) + 1);
+      jmax[i] = expr == 0 ? static_cast<int>(N) : 1;
+    }
+  }
+  void reset() {
+    std::fill(a.begin(), a.end(), 0.0);
+    std::fill(c.begin(), c.end(), 0.0);
+  }
+};
+
+// Loop 1: triangular, a[i][j] += cos(b[i][j]) for j > i.
+template <class L>
+void epcc_loop1(L& l, epcc_data& d, int reps) {
+  constexpr std::size_t N = epcc_data::N;
+  for (int r = 0; r < reps; ++r) {
+    l.for_range(N, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        for (std::size_t j = N - 1; j > i; --j)
+          d.a[i * N + j] += std::cos(d.b[i * N + j]);
+      }
+    });
+  }
+}
+
+// Loop 2: c[i] += (k+1) * log(b[i][j]) / N^2 for k < j < jmax[i]; heavy rows clustered.
+template <class L>
+void epcc_loop2(L& l, epcc_data& d, int reps) {
+  constexpr std::size_t N = epcc_data::N;
+  const double rn2 = 1.0 / static_cast<double>(N * N);
+  for (int r = 0; r < reps; ++r) {
+    l.for_range(N, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        for (int j = 0; j < d.jmax[i]; ++j) {
+          for (int k = 0; k < j; ++k)
+            d.c[i] += (k + 1) * std::log(d.b[i * N + j]) * rn2;
+        }
+      }
+    });
+  }
+}
+
+template <class L>
+void vector_add(L& l, const std::vector<double>& x, const std::vector<double>& y,
+                std::vector<double>& out) {
+  l.for_range(out.size(), [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i)
+      out[i] = x[i] + y[i];
+  });
+}
+
+template <class L>
+double sum_doubles(L& l, const std::vector<double>& x) {
+  return l.sum(x.size(), [&](std::size_t lo, std::size_t hi) {
+    double s = 0;
+    for (std::size_t i = lo; i < hi; ++i)
+      s += x[i];
+    return s;
+  });
+}
+
+// Checksums compared exactly with the serial run: every element is updated by one thread
+// per repetition, in the same order, so they are bit-identical.
+inline double checksum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v)
+    s += x;
+  return s;
+}
+
+}  // namespace bench

@@ -1,0 +1,41 @@
+// parallel_reduce and parallel_deterministic_reduce (SPEC section 4).
+//   body: T body(const Range&, T running)   join: T join(T, T)
+// An empty range returns identity. join must be associative; it is always applied in index
+// order (left, right), so it need not be commutative.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "heist/blocked_range.hpp"
+#include "heist/detail/loop.hpp"
+#include "heist/executor.hpp"
+#include "heist/partitioner.hpp"
+
+namespace heist {
+
+template <detail::splittable_range Range, class T, class Body, class Join,
+          class Partitioner = auto_partitioner>
+T parallel_reduce(const Range& r, T identity, Body&& body, Join&& join, Partitioner&& p = {}) {
+  return detail::run_reduce(detail::current_arena(), r, identity, body, join, p);
+}
+template <detail::splittable_range Range, class T, class Body, class Join,
+          class Partitioner = auto_partitioner>
+T parallel_reduce(executor& ex, const Range& r, T identity, Body&& body, Join&& join,
+                  Partitioner&& p = {}) {
+  return detail::run_reduce(detail_impl(ex).default_arena(), r, identity, body, join, p);
+}
+
+// Splits the range the same way every run, whatever the number of threads (down to the
+// grainsize), and joins in the same tree: floating-point results are bit-identical.
+template <detail::splittable_range Range, class T, class Body, class Join>
+T parallel_deterministic_reduce(const Range& r, T identity, Body&& body, Join&& join) {
+  return detail::run_deterministic_reduce(detail::current_arena(), r, identity, body, join);
+}
+template <detail::splittable_range Range, class T, class Body, class Join>
+T parallel_deterministic_reduce(executor& ex, const Range& r, T identity, Body&& body,
+                                Join&& join) {
+  return detail::run_deterministic_reduce(detail_impl(ex).default_arena(), r, identity, body, join);
+}
+
+}  // namespace heist
