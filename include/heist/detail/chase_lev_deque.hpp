@@ -93,7 +93,8 @@ class chase_lev_deque {
     }
   }
 
-  // Owner only. Returns true if the deque looked empty before the push (a hint for wake-ups).
+  // Owner only. Returns true if the deque was empty before the push (then the push is
+  // seq_cst, see below).
   bool push(T value) {
     // P1: only the owner writes bottom.
     const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
@@ -110,8 +111,16 @@ class chase_lev_deque {
     r->at(b).store(value, std::memory_order_relaxed);
     // P6+P7: a release store instead of "release fence + relaxed store": same
     // synchronization with a thief's acquire load of bottom (S3), and TSan models it.
+    if (b == t) {
+      // Into an empty deque: seq_cst, so that it takes part in the sleep protocol's Dekker
+      // pair (the caller's seq_cst load of the idle word, against a sleeper's seq_cst RMW
+      // and fence before it re-checks the deques; idle_state.hpp). This is the push a
+      // sleeping thread must not miss. seq_cst is also release: S3 still pairs with it.
+      m_bottom.store(b + 1, std::memory_order_seq_cst);
+      return true;
+    }
     m_bottom.store(b + 1, std::memory_order_release);
-    return b == t;
+    return false;
   }
 
   // Owner only. Takes the most recently pushed element, or returns nullptr.

@@ -21,10 +21,13 @@
 // Invariant: while a published task is queued, some thread is busy, searching, or being
 // woken.
 //
-// Spawns from inside a task skip the P2 fence (it would cost a full barrier per spawn): in
-// a rare store-buffer race a sleeper can miss one spawn. The task is never lost (its owner
-// pops it) and the next spawn, steal or idle transition wakes the sleeper; only
-// parallelism is delayed. External submissions always fence.
+// Spawns from inside a task: a push into an *empty* deque is a seq_cst store followed by a
+// seq_cst load of the idle word (notify_after_spawn(true)), which forms the same Dekker pair
+// with S1-S3 without a separate fence. A push onto a non-empty deque needs nothing: any
+// sleeper's re-check already saw that deque non-empty. (One window stays open: a thief
+// empties the deque between the owner's read of top and its push, which the owner then
+// does not treat as "into empty". The task is never lost, its owner pops it; at worst
+// parallelism waits for the next spawn.) External submissions always fence.
 #pragma once
 
 #include <atomic>
@@ -54,9 +57,11 @@ class idle_state {
     return static_cast<std::uint32_t>(s >> 32);
   }
 
-  // After a spawn from inside a task: one relaxed load (see the file comment).
-  HEIST_ALWAYS_INLINE void notify_after_spawn() noexcept {
-    const std::uint64_t s = m_state.load(std::memory_order_relaxed);
+  // After a spawn from inside a task (see the file comment). was_empty: the push was the
+  // seq_cst push into an empty deque, so this load is seq_cst too (a plain load on x86).
+  HEIST_ALWAYS_INLINE void notify_after_spawn(bool was_empty) noexcept {
+    const std::uint64_t s =
+        m_state.load(was_empty ? std::memory_order_seq_cst : std::memory_order_relaxed);
     if (HEIST_UNLIKELY(searching(s) == 0 && sleeping(s) != 0)) wake_one();
   }
 

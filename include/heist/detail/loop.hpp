@@ -283,14 +283,11 @@ class loop_scope {
   wait_context m_ctx;
 };
 
-// Spawns fn as a task of the loop's group. A loop gives work away only because a thread is
-// idle, and at most once per leaf, so it can afford the fenced wake-up check that external
-// submissions use: a thread falling asleep just then must not miss it, or it would sit
-// out the whole loop (the plain spawn path skips that fence, see idle_state.hpp).
+// Spawns fn as a task of the loop's group. Loops give work away from an empty deque (see
+// loop_demand), so the push is the seq_cst one that a thread falling asleep cannot miss.
 template <class Fn>
 void spawn_in(const loop_base& loop, wait_context& group, Fn&& fn) {
   spawn<group_job<std::decay_t<Fn>>>(*loop.m_arena, &group, std::forward<Fn>(fn));
-  loop.m_arena->exec().idle().notify_after_inject();
 }
 
 // Runs `body(leaf)` and feeds the time it took to `sizer`.

@@ -108,13 +108,14 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
     task* t = build_task<Job>(c, group, std::forward<Args>(args)...);
     if (group != nullptr) group->add(1);
     c.m_slot->m_counters.created.bump();
+    bool was_empty;
     try {
-      c.m_slot->m_deque.push(t);
+      was_empty = c.m_slot->m_deque.push(t);
     } catch (...) {
       abandon_task(c, t);
       throw;
     }
-    a.exec().idle().notify_after_spawn();
+    a.exec().idle().notify_after_spawn(was_empty);
     return;
   }
   executor_impl& exec = a.exec();
