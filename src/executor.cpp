@@ -20,6 +20,7 @@ namespace heist {
 namespace detail {
 
 void worker_main(executor_impl& exec, std::size_t index);  // scheduler.cpp
+void spare_main(executor_impl& exec);                      // scheduler.cpp
 
 // --- tracing -------------------------------------------------------------------------------
 std::uint64_t trace_clock() noexcept {
@@ -82,7 +83,7 @@ std::size_t resolve_worker_count(std::size_t requested) {
 
 executor_impl::executor_impl(executor_options options)
     : m_options(std::move(options)), m_num_workers(resolve_worker_count(m_options.num_workers)) {
-  m_num_slots = m_num_workers + k_leasable_slots;
+  m_num_slots = m_num_workers + k_leasable_slots + m_options.max_blocking_threads;
   m_slots = std::make_unique<slot[]>(m_num_slots);
   for (std::size_t i = 0; i < m_num_slots; ++i) {
     slot& s = m_slots[i];
@@ -91,8 +92,10 @@ executor_impl::executor_impl(executor_options options)
     s.m_rng = (i + 1) * 0x9E3779B97F4A7C15ULL;
   }
   // Injection buckets: enough that a few external producers rarely share one.
-  m_arena = std::make_unique<arena>(*this, m_slots.get(), m_num_slots, m_num_workers,
-                                    std::max<std::size_t>(4, m_num_workers));
+  m_arena = std::make_unique<arena>(
+      *this, m_slots.get(),
+      arena::layout{m_num_slots, m_num_workers, m_num_workers + k_leasable_slots,
+                    std::max<std::size_t>(4, m_num_workers), false});
   m_baseline.resize(m_num_workers);
   m_trace_origin = trace_clock();
   if (m_options.trace) {
@@ -108,7 +111,7 @@ executor_impl::executor_impl(executor_options options)
     }
   } catch (...) {
     m_stop.store(true, std::memory_order_seq_cst);
-    m_idle.wake_all();
+    idle().wake_all();
     for (auto& t : m_threads)
       t.join();
     m_threads.clear();
@@ -121,7 +124,7 @@ executor_impl::~executor_impl() {
   std::lock_guard<std::mutex> lock(m_lifecycle_lock);
   if (!m_joined) {
     m_stop.store(true, std::memory_order_seq_cst);
-    m_idle.wake_all();
+    idle().wake_all();
     for (auto& t : m_threads) {
       if (t.joinable()) t.join();
     }
@@ -170,7 +173,7 @@ void executor_impl::cancel_admission(const thread_context& c) noexcept {
 }
 
 void executor_impl::count_external_finished(const thread_context& c, bool executed) noexcept {
-  if (executed) m_external_executed.fetch_add(1, std::memory_order_relaxed);
+  if (executed) count_external_executed();
   // release: see in_flight().
   shard_for(c).finished.fetch_add(1, std::memory_order_release);
 }
@@ -187,28 +190,33 @@ void executor_impl::record_external_span(std::uint64_t start, std::uint64_t end,
   m_external_trace.record(start, end, stolen);
 }
 
-// Created minus finished. Reads every "finished" counter first (acquire), then every
-// "created" counter. A task counted as finished was created before it finished, and the
+// Created minus finished, over every arena. Reads every "finished" counter first (acquire),
+// then every "created" counter. A task counted as finished was created before it finished, and the
 // acquire load of its finish makes that creation visible to the later reads, so the
 // difference never goes negative; and a task admitted before the call and unfinished is
 // either counted as created, or was spawned by a task that was unfinished when the
 // finished counters were read (and is counted as created): zero means quiescent.
 std::uint64_t executor_impl::in_flight() const noexcept {
-  std::uint64_t finished = 0;
-  for (std::size_t i = 0; i < m_num_slots; ++i) {
-    finished += m_slots[i].m_counters.executed.load(std::memory_order_acquire);
-    finished += m_slots[i].m_counters.skipped.load(std::memory_order_acquire);
-  }
-  for (const external_shard& s : m_external) {
+  // The arenas lock keeps the set of arenas (and the counters folded in when one is
+  // destroyed) fixed while the sums are taken.
+  std::lock_guard<std::mutex> lock(m_arenas_lock);
+  auto slots_sum = [](const arena& a, owner_counter slot_counters::*counter) {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < a.num_slots(); ++i) {
+      n += (a.slot_at(i).m_counters.*counter).load(std::memory_order_acquire);
+    }
+    return n;
+  };
+  std::uint64_t finished = m_retired_finished + slots_sum(*m_arena, &slot_counters::finished);
+  for (const arena* a : m_task_arenas)
+    finished += slots_sum(*a, &slot_counters::finished);
+  for (const external_shard& s : m_external)
     finished += s.finished.load(std::memory_order_acquire);
-  }
-  std::uint64_t created = 0;
-  for (std::size_t i = 0; i < m_num_slots; ++i) {
-    created += m_slots[i].m_counters.created.load(std::memory_order_acquire);
-  }
-  for (const external_shard& s : m_external) {
+  std::uint64_t created = m_retired_created + slots_sum(*m_arena, &slot_counters::created);
+  for (const arena* a : m_task_arenas)
+    created += slots_sum(*a, &slot_counters::created);
+  for (const external_shard& s : m_external)
     created += s.created.load(std::memory_order_acquire);
-  }
   return created - finished;
 }
 
@@ -249,15 +257,159 @@ void executor_impl::shutdown() {
   // seq_cst store, then wake_all takes the idle lock: a worker either sees m_stop in its
   // re-check after prepare_sleep, or is in the sleeper list and gets woken.
   m_stop.store(true, std::memory_order_seq_cst);
-  m_idle.wake_all();
+  idle().wake_all();
   for (auto& t : m_threads)
     t.join();
+  // Stand-ins: those on duty left with the wake-up above; parked ones are told here. They
+  // are detached threads: wait until the last one is gone.
+  {
+    std::unique_lock<std::mutex> spares(m_spares_lock);
+    m_spares_cv.notify_all();
+    m_spares_cv.wait(spares, [this] { return m_spare_threads == 0; });
+  }
   m_joined = true;
 }
 
 void executor_impl::wait_idle() {
   refuse_self_wait("wait_idle");
   wait_quiescent();
+}
+
+// --- task arenas --------------------------------------------------------------------------
+void executor_impl::register_arena(arena& a) {
+  std::lock_guard<std::mutex> lock(m_arenas_lock);
+  m_task_arenas.push_back(&a);
+  m_task_arena_count.store(m_task_arenas.size(), std::memory_order_release);
+}
+
+void executor_impl::unregister_arena(arena& a) {
+  {
+    std::lock_guard<std::mutex> lock(m_arenas_lock);
+    m_task_arenas.erase(std::find(m_task_arenas.begin(), m_task_arenas.end(), &a));
+    m_task_arena_count.store(m_task_arenas.size(), std::memory_order_release);
+    // Keep its counts: in_flight's sums and the external statistics must not move back.
+    for (std::size_t i = 0; i < a.num_slots(); ++i) {
+      const slot_counters& k = a.slot_at(i).m_counters;
+      m_retired_created += k.created.load(std::memory_order_acquire);
+      m_retired_finished += k.finished.load(std::memory_order_acquire);
+      m_retired_stats.executed += k.executed.load();
+      m_retired_stats.stolen += k.stolen.load();
+      m_retired_stats.steal_attempts += k.steal_attempts.load();
+      m_retired_stats.failed_steals += k.failed_steals.load();
+      m_retired_stats.sleeps += k.sleeps.load();
+    }
+  }
+  // A worker that picked the arena before it left the list may still be inside.
+  while (a.m_visitors.load(std::memory_order_acquire) != 0)
+    std::this_thread::yield();
+}
+
+arena* executor_impl::arena_to_visit(std::size_t start) noexcept {
+  std::lock_guard<std::mutex> lock(m_arenas_lock);
+  const std::size_t n = m_task_arenas.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    arena* a = m_task_arenas[(start + k) % n];
+    if (a->has_free_slot() && a->has_queued_work()) {
+      // relaxed under the lock: unregister_arena takes the lock before it waits for zero.
+      a->m_visitors.fetch_add(1, std::memory_order_relaxed);
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+bool executor_impl::task_arena_needs_thread() noexcept {
+  if (!has_task_arenas()) return false;
+  std::lock_guard<std::mutex> lock(m_arenas_lock);
+  for (arena* a : m_task_arenas) {
+    if (a->has_free_slot() && a->has_queued_work()) return true;
+  }
+  return false;
+}
+
+// --- blocking() stand-ins ---------------------------------------------------------------------
+// One stand-in (spare) is on duty per thread inside blocking(), up to max_blocking_threads.
+// A spare retires at a task boundary once fewer threads block than spares stand in; a
+// retired spare waits k_spare_keep_alive to be called again, then its thread exits.
+namespace {
+constexpr auto k_spare_keep_alive = std::chrono::milliseconds(200);
+}
+
+void executor_impl::enter_blocking() noexcept {
+  // acq_rel: orders against spare_should_retire's reads (a relaxed hint would only delay
+  // a retirement or a call, never lose one: each side re-reads in a CAS loop).
+  const std::size_t blocked = m_blocked.fetch_add(1, std::memory_order_acq_rel) + 1;
+  std::size_t on_duty = m_spares_on_duty.load(std::memory_order_acquire);
+  while (on_duty < blocked && on_duty < m_options.max_blocking_threads) {
+    if (m_spares_on_duty.compare_exchange_weak(on_duty, on_duty + 1, std::memory_order_acq_rel)) {
+      start_spare();
+      return;
+    }
+  }
+}
+
+void executor_impl::leave_blocking() noexcept {
+  const std::size_t blocked = m_blocked.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  // A stand-in is now surplus. If it sleeps (nothing to do), it would stay on duty until
+  // work arrives: wake the sleepers so that it retires now (the workers among them go back
+  // to sleep after one search).
+  if (m_spares_on_duty.load(std::memory_order_acquire) > blocked) idle().wake_all();
+}
+
+bool executor_impl::spare_should_retire() noexcept {
+  std::size_t on_duty = m_spares_on_duty.load(std::memory_order_acquire);
+  while (on_duty > m_blocked.load(std::memory_order_acquire)) {
+    if (m_spares_on_duty.compare_exchange_weak(on_duty, on_duty - 1, std::memory_order_acq_rel)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::size_t executor_impl::spare_threads() const noexcept {
+  std::lock_guard<std::mutex> lock(m_spares_lock);
+  return m_spare_threads;
+}
+
+void executor_impl::start_spare() {
+  {
+    std::lock_guard<std::mutex> lock(m_spares_lock);
+    if (m_spares_parked > m_spare_calls) {  // a retired spare takes the call
+      ++m_spare_calls;
+      m_spares_cv.notify_one();
+      return;
+    }
+    ++m_spare_threads;
+  }
+  try {
+    std::thread(&spare_main, std::ref(*this)).detach();
+  } catch (...) {
+    // No thread: the blocked worker's place stays empty (the pool runs one short).
+    std::lock_guard<std::mutex> lock(m_spares_lock);
+    --m_spare_threads;
+    m_spares_on_duty.fetch_sub(1, std::memory_order_acq_rel);
+    m_spares_cv.notify_all();
+  }
+}
+
+// A retired spare: waits to be called again (true) or for its keep-alive to end (false).
+bool executor_impl::park_spare() {
+  std::unique_lock<std::mutex> lock(m_spares_lock);
+  ++m_spares_parked;
+  const bool called = m_spares_cv.wait_for(lock, k_spare_keep_alive,
+                                           [this] { return m_spare_calls != 0 || stopping(); });
+  --m_spares_parked;
+  if (called && m_spare_calls != 0 && !stopping()) {
+    --m_spare_calls;
+    return true;
+  }
+  return false;
+}
+
+void executor_impl::spare_exited() noexcept {
+  std::lock_guard<std::mutex> lock(m_spares_lock);
+  --m_spare_threads;
+  m_spares_cv.notify_all();
 }
 
 namespace {
@@ -282,18 +434,30 @@ void subtract(worker_stats& w, const worker_stats& base) {
 }
 }  // namespace
 
-// Raw (not baseline-adjusted) counters of everything that is not a worker: leased slots
-// and slot-less helpers.
+// Raw (not baseline-adjusted) statistics of everything that is not a worker: the default
+// arena's leased slots (outside helpers, stand-ins), the slots of task arenas (their
+// non-worker occupants; workers count on their own slots even while visiting), destroyed
+// arenas, and threads without a slot.
 worker_stats executor_impl::raw_external_stats() const {
   worker_stats e;
-  for (std::size_t i = m_num_workers; i < m_num_slots; ++i) {
-    const worker_stats w = read_counters(m_slots[i]);
+  auto add = [&e](const worker_stats& w) {
     e.executed += w.executed;
     e.stolen += w.stolen;
     e.steal_attempts += w.steal_attempts;
     e.failed_steals += w.failed_steals;
     e.sleeps += w.sleeps;
     e.queue_length += w.queue_length;
+  };
+  for (std::size_t i = m_num_workers; i < m_num_slots; ++i)
+    add(read_counters(m_slots[i]));
+  {
+    std::lock_guard<std::mutex> lock(m_arenas_lock);
+    for (const arena* a : m_task_arenas) {
+      for (std::size_t i = 0; i < a->num_slots(); ++i)
+        add(read_counters(a->slot_at(i)));
+      e.queue_length += a->inject().size();
+    }
+    add(m_retired_stats);
   }
   e.executed += m_external_executed.load(std::memory_order_relaxed);
   e.stolen += m_external_stolen.load(std::memory_order_relaxed);
@@ -313,6 +477,7 @@ executor_stats executor_impl::stats() const {
   }
   r.external = raw_external_stats();
   subtract(r.external, m_external_baseline);
+  r.blocking_threads = m_spares_on_duty.load(std::memory_order_relaxed);
   std::size_t total = 0;
   r.min_queue = std::numeric_limits<std::size_t>::max();
   for (const worker_stats& w : r.workers) {

@@ -1,5 +1,6 @@
-// The scheduler: the worker loop, the search for work, sleeping, helping waits and the
-// stack extension that lets helping recursion go deeper than one stack.
+// The scheduler: the worker loop, the search for work, sleeping, helping waits, visits to
+// task arenas, blocking() stand-ins, and the stack extension that lets helping recursion go
+// deeper than one stack. docs/design.md has the long version with diagrams.
 //
 // Glossary
 //   worker   a thread the executor started; it occupies one slot (deque) of its arena.
@@ -8,6 +9,8 @@
 //   inject   queue a task from a thread that holds no slot of the target arena.
 //   help     run other tasks while waiting for a task_group or a future.
 //   park     block the OS thread on its parker (idle_state.hpp has the sleep protocol).
+//   visit    a worker with nothing to do at home leases a slot of a task_arena with work.
+//   spare    a stand-in thread that runs in place of a thread blocked in heist::blocking().
 //
 // The worker loop
 //   1. Every 64th task, look at the injection queue first, so a worker busy with its own
@@ -16,31 +19,34 @@
 //   2. Pop the own deque (LIFO: the most recently spawned, cache-hot task).
 //   3. Search: the injection queue, then steal attempts at victims chosen by the policy
 //      (sticky_random: the last victim first, then random ones; random; round_robin from
-//      the next index; none). A round makes 2x(victims) attempts. The first rounds spin
-//      (pause), the next ones yield, then the thread sleeps (idle_state.hpp).
+//      the next index; none). A round makes 2x(victims) attempts. Then task arenas that
+//      have work and a free slot are visited, in rotating order. The first rounds spin
+//      (pause), the next ones yield, then the thread parks (idle_state.hpp); how many rounds
+//      adapts per slot (parking halves it, finding work while spinning grows it).
 //   4. A thief that took a task and sees more work behind it, while it was the last
 //      searcher and somebody sleeps, wakes one more thread: work spreads one wake-up at a
 //      time without waking threads for a trickle of single tasks.
 //
 // Helping waits (task_group::wait, future::get)
 //   A waiting thread runs tasks until its wait_context is done: its own deque first (its
-//   group's tasks are on top, LIFO), then the same search as an idle worker, then it
-//   sleeps until either the group finishes (k_group) or new work appears (k_work). A
-//   worker therefore never blocks its OS thread while it can run something, so nested
-//   waits cannot deadlock, even on one worker. A thread inside isolate() ("restricted")
-//   only takes tasks of its isolation region; it stays out of the searching/sleeping
-//   accounting (a wake-up for work it may not run would be lost) and parks with a
-//   1 ms timeout instead.
+//   group's tasks are on top, LIFO), then the same search as an idle worker (in the waited
+//   arena only), then it parks until the group finishes (k_group) or the arena has new work
+//   (k_work). A worker therefore never blocks its OS thread while it can run something, so
+//   nested waits cannot deadlock, even on one worker. A thread inside isolate()
+//   ("restricted") only takes tasks of its isolation region; it stays out of the idle
+//   accounting (a wake-up for work it may not run would be lost) and parks with a 1 ms
+//   timeout instead. A thread without a slot of a task_arena never runs that arena's tasks
+//   (its concurrency limit); it only waits.
 //
 // Deep helping recursion
 //   Helping nests: wait -> run task -> task waits -> run task ... One child per level for
 //   100,000 levels needs far more than an 8 MiB stack. Before running a task inline, a
 //   helping thread checks its headroom (a quarter of its stack, at least 256 KiB, and at
-//   most k_max_help_depth nested tasks). Without headroom it hands the task to a stand-in:
-//   a fresh thread with its own 8 MiB stack that copies the caller's scheduling state (its
-//   slot, arena, group, isolation), runs the task, and ends; the caller blocks in
+//   most k_max_help_depth nested tasks). Without headroom it hands the task to a stack
+//   extension: a fresh thread with its own 8 MiB stack that copies the caller's scheduling
+//   state (its slot, arena, group, isolation), runs the task, and ends; the caller blocks in
 //   pthread_join meanwhile. The nesting is strict (the caller resumes only when the
-//   stand-in is done, and only one of them touches the slot at a time), so it behaves like
+//   extension is done, and only one of them touches the slot at a time), so it behaves like
 //   a segmented stack: no slot changes hands for good and no new deadlock can arise.
 //
 // Rejected alternatives: a global queue with a condition variable (note 000; every spawn
@@ -50,6 +56,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -86,10 +93,10 @@ constexpr std::uint32_t k_max_idle_rounds = 6;
 constexpr unsigned k_pause_per_round = 32;
 constexpr std::uint32_t k_inject_check_interval = 64;
 constexpr std::int64_t k_restricted_park_ns = 1'000'000;
-// Nested helping executions per stack before a stand-in takes over. TSan keeps a shadow
-// call stack of fixed size per thread, so its limit is lower.
+// Nested helping executions per stack before a stack extension takes over. TSan keeps a
+// shadow call stack of fixed size per thread, so its limit is lower.
 constexpr std::uint32_t k_max_help_depth = HEIST_TSAN ? 256 : 4096;
-constexpr std::size_t k_stand_in_stack_size = std::size_t{8} << 20;
+constexpr std::size_t k_extension_stack_size = std::size_t{8} << 20;
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -113,8 +120,8 @@ void init_stack_bounds(thread_context& c) noexcept {
   void* addr = nullptr;
   std::size_t size = 0;
   if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-    // Below this address a helping wait hands its next task to a stand-in: keep a quarter of
-    // the stack (at least 256 KiB) for the task bodies themselves.
+    // Below this address a helping wait hands its next task to a stack extension: keep a
+    // quarter of the stack (at least 256 KiB) for the task bodies themselves.
     const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, size / 4);
     c.m_stack_limit = reinterpret_cast<std::uintptr_t>(addr) + std::min(headroom, size);
   }
@@ -147,6 +154,12 @@ struct external_context_holder {
   ~external_context_holder() { t_context = nullptr; }
 };
 
+// The counters a thread's statistics go to (slot_counters: flow by location, statistics by
+// thread): a worker's or spare's own slot, else the slot it occupies; null: the executor's.
+inline slot* stats_slot(const thread_context& c) noexcept {
+  return c.m_home != nullptr ? c.m_home : c.m_slot;
+}
+
 }  // namespace
 
 // --- thread contexts ---------------------------------------------------------------------
@@ -176,7 +189,7 @@ arena& default_executor_arena() {
   return detail_impl(default_executor()).default_arena();
 }
 
-// --- stack headroom and stand-ins ----------------------------------------------------------
+// --- stack headroom and stack extensions --------------------------------------------------
 namespace {
 
 HEIST_ALWAYS_INLINE bool stack_is_low(const thread_context& c) noexcept {
@@ -185,20 +198,21 @@ HEIST_ALWAYS_INLINE bool stack_is_low(const thread_context& c) noexcept {
          reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) < c.m_stack_limit;
 }
 
-struct stand_in_call {
+struct extension_call {
   const thread_context* caller;
   void (*fn)(void*);
   void* arg;
   std::exception_ptr error;
 };
 
-void* stand_in_main(void* p) {
-  auto& call = *static_cast<stand_in_call*>(p);
+void* stack_extension_main(void* p) {
+  auto& call = *static_cast<extension_call*>(p);
   {
     thread_context c;
     static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
     c.m_worker_of = call.caller->m_worker_of;
     c.m_worker_index = call.caller->m_worker_index;
+    c.m_home = call.caller->m_home;
     init_stack_bounds(c);
     t_context = &c;
     try {
@@ -211,18 +225,18 @@ void* stand_in_main(void* p) {
   return nullptr;
 }
 
-// Runs fn(arg) on a stand-in thread while the caller blocks. Returns false if no thread
-// could be started (the caller then runs fn itself: a deep stack beats a lost task).
-bool run_on_stand_in(thread_context& c, void (*fn)(void*), void* arg) {
-  stand_in_call call{&c, fn, arg, nullptr};
+// Runs fn(arg) on a stack-extension thread while the caller blocks. Returns false if no
+// thread could be started (the caller then runs fn itself: a deep stack beats a lost task).
+bool run_on_stack_extension(thread_context& c, void (*fn)(void*), void* arg) {
+  extension_call call{&c, fn, arg, nullptr};
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return false;
-  pthread_attr_setstacksize(&attr, k_stand_in_stack_size);
+  pthread_attr_setstacksize(&attr, k_extension_stack_size);
   pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, &stand_in_main, &call);
+  const int rc = pthread_create(&thread, &attr, &stack_extension_main, &call);
   pthread_attr_destroy(&attr);
   if (rc != 0) return false;
-  pthread_join(thread, nullptr);  // happens-before: everything the stand-in did
+  pthread_join(thread, nullptr);  // happens-before: everything the extension did
   if (call.error) std::rethrow_exception(call.error);
   return true;
 }
@@ -237,7 +251,7 @@ struct depth_guard {
 
 void call_with_stack_headroom(void (*fn)(void*), void* arg) {
   thread_context& c = current_context();
-  if (HEIST_UNLIKELY(stack_is_low(c)) && run_on_stand_in(c, fn, arg)) return;
+  if (HEIST_UNLIKELY(stack_is_low(c)) && run_on_stack_extension(c, fn, arg)) return;
   depth_guard depth(c);
   fn(arg);
 }
@@ -271,8 +285,11 @@ void execute_task(thread_context& c, task* t, bool stolen) noexcept {
   c.m_group = saved_group;
   c.m_pool.deallocate(t);
   if (s != nullptr) {
+    if (run) {
+      if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
+    }
     // release: see owner_counter::bump_release and executor_impl::in_flight.
-    (run ? s->m_counters.executed : s->m_counters.skipped).bump_release();
+    s->m_counters.finished.bump_release();
   } else {
     c.m_exec->count_external_finished(c, run);
   }
@@ -280,7 +297,8 @@ void execute_task(thread_context& c, task* t, bool stolen) noexcept {
 }
 
 // Runs `t` of arena `a` on the calling thread. A thread without a slot in `a` (an external
-// helper) runs it as a guest: spawns inside go to `a`'s injection queue.
+// helper of a non-strict arena) runs it as a guest: spawns inside go to `a`'s injection
+// queue.
 void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexcept {
   if (c.m_arena == &a) {
     execute_task(c, t, stolen);
@@ -301,11 +319,11 @@ struct nested_run {
   bool stolen;
 };
 
-// A helping wait runs `t` inline, or on a stand-in when the stack is nearly used up.
+// A helping wait runs `t` inline, or on a stack extension when the stack is nearly used up.
 void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
   if (HEIST_UNLIKELY(stack_is_low(c))) {
     nested_run run{&a, t, stolen};
-    const bool handed_over = run_on_stand_in(
+    const bool handed_over = run_on_stack_extension(
         c,
         [](void* p) {
           auto& r = *static_cast<nested_run*>(p);
@@ -357,7 +375,17 @@ std::size_t pick_victim(thread_context& c, std::size_t n, slot* self, std::size_
   }
 }
 
-// One search round: the injection queue, then steal attempts.
+void count_steal(thread_context& c, slot* self, bool ok, std::size_t victim) noexcept {
+  if (slot* stats = stats_slot(c)) {
+    stats->m_counters.steal_attempts.bump();
+    (ok ? stats->m_counters.stolen : stats->m_counters.failed_steals).bump();
+  } else {
+    c.m_exec->count_external_steal(ok);
+  }
+  if (ok && self != nullptr) self->m_last_victim = static_cast<std::uint32_t>(victim);
+}
+
+// One search round in arena `a`: its injection queue, then steal attempts.
 found_task search_once(thread_context& c, arena& a, const task_filter& f,
                        bool& saw_contention) noexcept {
   slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
@@ -376,27 +404,20 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
   for (std::size_t k = 0; k < attempts; ++k) {
     const std::size_t v = pick_victim(c, n, self, k, policy);
     slot& victim = a.slot_at(v);
+    // A leasable slot nobody occupies holds no work (leases hand leftovers to the
+    // injection queue): skip it without counting an attempt.
+    if (v >= a.first_leasable() && !victim.m_occupied.load(std::memory_order_relaxed)) continue;
     const steal_result<task*> r =
         victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
     const bool ok = r.status == steal_status::success;
-    if (self != nullptr) {
-      self->m_counters.steal_attempts.bump();
-      if (ok) {
-        self->m_counters.stolen.bump();
-        self->m_last_victim = static_cast<std::uint32_t>(v);
-      } else {
-        self->m_counters.failed_steals.bump();
-      }
-    } else {
-      exec.count_external_steal(ok);
-    }
+    count_steal(c, self, ok, v);
     if (ok) return {r.value, true, !victim.m_deque.empty()};
     if (r.status == steal_status::lost_race) saw_contention = true;
   }
   return {};
 }
 
-// Work that the calling thread could take, for the re-check before sleeping (S3).
+// Work that the calling thread could take in `a`, for the re-check before sleeping (S3).
 bool work_visible(thread_context& c, arena& a) noexcept {
   if (a.inject().size() != 0) return true;
   if (a.exec().policy() == steal_policy::none) return false;
@@ -409,16 +430,26 @@ bool work_visible(thread_context& c, arena& a) noexcept {
   return false;
 }
 
+// Is this thread a top-level searcher of its executor's default arena (a worker or spare
+// between tasks)? Only those visit task arenas, and they also re-check them before sleeping.
+bool visits_arenas(const thread_context& c, arena& a, wait_context* w) noexcept {
+  return w == nullptr && !a.strict() && c.m_worker_of == &a.exec();
+}
+
 // The end condition of a search: `w` done, or (no w) the executor stopping.
 bool search_over(executor_impl& exec, wait_context* w) noexcept {
   return w != nullptr ? w->done() : exec.stopping();
 }
 
-// Parks a registered searcher (S1-S4). Returns false if `w` finished (the caller stops
-// searching), true to search again. On return the thread counts as a searcher.
+// Runs tasks of task arena `x` (already counted in x.m_visitors) on a leased slot until it
+// has none left; returns whether it ran any.
+bool visit(thread_context& c, arena& x);
+
+// Parks a registered searcher of arena `a` (S1-S4). Returns false if `w` finished (the
+// caller stops searching), true to search again. On return the thread counts as a searcher.
 bool park_registered(thread_context& c, arena& a, wait_context* w) {
   executor_impl& exec = a.exec();
-  idle_state& idle = exec.idle();
+  idle_state& idle = a.idle();
   if (w != nullptr) {
     switch (w->arm(&c.m_parker)) {
       case wait_context::arm_result::done:
@@ -432,11 +463,12 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
     }
   }
   idle.prepare_sleep(c.m_sleeper);                   // S1, S2
-  if (work_visible(c, a) || search_over(exec, w)) {  // S3
+  if (work_visible(c, a) || search_over(exec, w) ||  // S3
+      (visits_arenas(c, a, w) && exec.task_arena_needs_thread())) {
     if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
     return w == nullptr || w->disarm(c.m_parker);
   }
-  if (c.m_slot != nullptr && c.m_arena == &a) c.m_slot->m_counters.sleeps.bump();
+  if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
   // S4
   const std::uint32_t why =
       c.m_parker.wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
@@ -452,8 +484,9 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
   return w == nullptr || w->disarm(c.m_parker);
 }
 
-// Parks a restricted waiter: only until `w` finishes, at most k_restricted_park_ns.
-// Returns false if `w` finished.
+// Parks a waiter that may not take the arena's work (isolated, or without a slot of a
+// task_arena): only until `w` finishes, at most k_restricted_park_ns. Returns false if `w`
+// finished.
 bool park_restricted(thread_context& c, wait_context& w) {
   switch (w.arm(&c.m_parker)) {
     case wait_context::arm_result::done:
@@ -472,11 +505,13 @@ bool park_restricted(thread_context& c, wait_context& w) {
 }
 
 // Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
-// stops (w == null). Spins, then yields, then parks.
+// stops (w == null). Spins, then yields, then parks. A top-level searcher of the default
+// arena also visits task arenas that need a thread.
 found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f) {
   executor_impl& exec = a.exec();
-  idle_state& idle = exec.idle();
+  idle_state& idle = a.idle();
   const bool registered = !f.restricted();
+  const bool visitor = visits_arenas(c, a, w);
   if (registered) idle.begin_search();
   if (w == nullptr) exec.note_idle();
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
@@ -493,6 +528,16 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       if (registered) idle.end_search();
       return {};
     }
+    if (visitor && exec.has_task_arenas()) {
+      if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {
+        // Busy while visiting: not a searcher of the home arena meanwhile.
+        idle.end_search();
+        visit(c, *x);
+        idle.begin_search();
+        round = 0;
+        continue;
+      }
+    }
     if (contention || round < std::min(budget, k_spin_rounds)) {
       for (unsigned i = 0; i < k_pause_per_round; ++i)
         cpu_relax();
@@ -503,6 +548,12 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       continue;
     }
     if (self != nullptr) self->m_idle_rounds = std::max<std::uint32_t>(1, budget / 2);
+    // A surplus stand-in retires instead of parking (its worker is back, and nothing is left
+    // to do): spare_main hands its slot back.
+    if (w == nullptr && c.m_spare && exec.spare_should_retire()) {
+      if (registered) idle.end_search();
+      return {};
+    }
     const bool again = registered ? park_registered(c, a, w) : park_restricted(c, *w);
     if (!again) {
       if (registered) idle.end_search();
@@ -514,13 +565,54 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   }
 }
 
+bool visit(thread_context& c, arena& x) {
+  bool ran = false;
+  {
+    arena_lease lease(c, x);
+    if (c.m_arena == &x && c.m_slot != nullptr) {
+      const task_filter anything{};
+      for (;;) {
+        found_task found;
+        found.t = pop_own(c, anything);
+        if (found.t == nullptr) {
+          bool contention = false;
+          for (int round = 0; round < 4 && found.t == nullptr; ++round) {
+            found = search_once(c, x, anything, contention);
+            if (found.t == nullptr) cpu_relax();
+          }
+        }
+        if (found.t == nullptr) break;  // the arena ran dry: go home
+        execute_task(c, found.t, found.stolen);
+        ran = true;
+      }
+    }
+  }
+  // release: pairs with unregister_arena's acquire; nothing of `x` is touched after this.
+  x.m_visitors.fetch_sub(1, std::memory_order_release);
+  return ran;
+}
+
 }  // namespace
+
+// --- spawning into arenas ---------------------------------------------------------------------
+void attract_visitor(arena& a, bool fenced) noexcept {
+  // A strict arena with a free slot: wake a worker of the executor to come and help. The
+  // worker's re-check before sleeping includes task_arena_needs_thread(), so this is the
+  // same Dekker pair as for the default arena.
+  if (!a.has_free_slot()) return;
+  idle_state& home = a.exec().idle();
+  if (fenced) {
+    home.notify_after_inject();
+  } else {
+    home.notify_after_spawn(true);
+  }
+}
 
 void abandon_task(thread_context& c, task* t) noexcept {
   wait_context* const group = t->m_group;
   t->m_invoke(t, false);
   c.m_pool.deallocate(t);
-  c.m_slot->m_counters.skipped.bump_release();
+  c.m_slot->m_counters.finished.bump_release();
   if (group != nullptr) group->finish_one();
 }
 
@@ -529,8 +621,10 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
   // producers spread over the buckets.
   const auto h =
       static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) * 0x9E3779B97F4A7C15ULL;
+  if (a.strict()) a.count_injected();
   a.inject().push(t, static_cast<std::size_t>(h >> 40));
-  a.exec().idle().notify_after_inject();
+  a.idle().notify_after_inject();
+  if (a.strict()) attract_visitor(a, true);
 }
 
 slot* begin_lease(thread_context& c, arena& a) noexcept {
@@ -557,7 +651,9 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   }
   static_cast<scheduling_state&>(c) = saved;
   a.give_back(s);
-  if (moved) a.exec().idle().notify_after_inject();
+  if (moved) a.idle().notify_after_inject();
+  // A task arena that still has work gets a visitor for the slot just freed.
+  if (a.strict() && (moved || a.has_queued_work())) attract_visitor(a, true);
 }
 
 namespace {
@@ -566,7 +662,13 @@ void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
   const task_filter f{c.m_isolation};
   while (!w.done()) {
     found_task found;
-    if (own) found.t = pop_own(c, f);
+    if (own) {
+      found.t = pop_own(c, f);
+    } else if (a.strict()) {
+      // No slot of a task_arena: running its tasks would exceed its concurrency limit.
+      park_restricted(c, w);
+      continue;
+    }
     if (found.t == nullptr) {
       found = search(c, a, &w, f);
       // w is done. Leave through the loop condition: its acquire load of the count is what
@@ -598,17 +700,12 @@ void report_unhandled_exception(std::exception_ptr e) noexcept {
   std::fputs("heist: unhandled exception in a task outside any executor\n", stderr);
 }
 
-void worker_main(executor_impl& exec, std::size_t index) {
-  thread_context c;
-  arena& a = exec.default_arena();
-  c.m_exec = &exec;
-  c.m_arena = &a;
-  c.m_slot = &a.slot_at(index);
-  c.m_worker_of = &exec;
-  c.m_worker_index = index;
-  init_stack_bounds(c);
-  t_context = &c;
-  exec.worker_started(index);
+// --- the loops of the executor's own threads --------------------------------------------------
+namespace {
+// Runs tasks of the default arena (and visits task arenas) until `stop_after_task` says so
+// or the executor stops. The caller has set up the context and its slot.
+template <class StopAfterTask>
+void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
   slot& self = *c.m_slot;
   const task_filter anything{};
   for (;;) {
@@ -620,12 +717,70 @@ void worker_main(executor_impl& exec, std::size_t index) {
     if (found.t == nullptr) found.t = self.m_deque.pop();
     if (found.t == nullptr) {
       found = search(c, a, nullptr, anything);
-      if (found.t == nullptr) break;  // stopping: every accepted task has finished
+      if (found.t == nullptr) return;  // stopping: every accepted task has finished
     }
     execute_task(c, found.t, found.stolen);
+    if (stop_after_task()) return;
   }
+}
+}  // namespace
+
+void worker_main(executor_impl& exec, std::size_t index) {
+  thread_context c;
+  arena& a = exec.default_arena();
+  c.m_exec = &exec;
+  c.m_arena = &a;
+  c.m_slot = &a.slot_at(index);
+  c.m_home = c.m_slot;
+  c.m_worker_of = &exec;
+  c.m_worker_index = index;
+  init_stack_bounds(c);
+  t_context = &c;
+  exec.worker_started(index);
+  run_tasks(c, a, [] { return false; });
   exec.worker_stopping(index);
   t_context = nullptr;
+}
+
+// A stand-in for threads blocked in heist::blocking(): on duty, it runs tasks like a worker
+// on a spare slot of the default arena, and retires at a task boundary once fewer threads
+// block than spares stand in. Retired, it waits a keep-alive period to be called again.
+void spare_main(executor_impl& exec) {
+  {
+    thread_context c;
+    init_stack_bounds(c);
+    c.m_worker_of = &exec;
+    c.m_worker_index = exec.num_workers();
+    c.m_spare = true;
+    t_context = &c;
+    arena& a = exec.default_arena();
+    const std::string name = exec.options().name.substr(0, 9) + "-spare";
+    pthread_setname_np(pthread_self(), name.c_str());
+    do {
+      // There is one spare slot per allowed spare; a spare that just retired may still be
+      // handing its slot back, for a few instructions.
+      slot* s = a.try_lease_spare();
+      while (s == nullptr && !exec.stopping()) {
+        std::this_thread::yield();
+        s = a.try_lease_spare();
+      }
+      if (s == nullptr) break;
+      c.m_exec = &exec;
+      c.m_arena = &a;
+      c.m_slot = s;
+      c.m_home = s;
+      c.m_task_depth = 0;
+      // Run at least the task it may have been woken for, then check at every boundary (and
+      // before parking, in search).
+      run_tasks(c, a, [&exec] { return exec.spare_should_retire(); });
+      const scheduling_state saved{};
+      end_lease(c, a, *s, saved);
+      c.m_home = nullptr;
+      if (exec.stopping()) break;
+    } while (exec.park_spare());
+    t_context = nullptr;
+  }
+  exec.spare_exited();
 }
 
 }  // namespace heist::detail

@@ -1,8 +1,6 @@
 // Timing and statistics helpers for heist-bench.
 #pragma once
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,19 +49,12 @@ inline summary summarize(const std::vector<double>& v) {
   return s;
 }
 
-// CPU time of the whole process and of the calling thread, in seconds (nanosecond clocks:
-// getrusage's tick-based accounting is too coarse for an idle pool).
-inline double cpu_clock_seconds(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-inline double process_cpu_seconds() {
-  return cpu_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
-}
-inline double thread_cpu_seconds() {
-  return cpu_clock_seconds(CLOCK_THREAD_CPUTIME_ID);
-}
+// CPU time (seconds) of every thread of this process but the calling one, from each
+// thread's /proc/self/task/<tid>/schedstat (nanoseconds on CPU): what a pool burns, whatever
+// its threads are, without the caller's own time and without the cross-thread accounting
+// lag of CLOCK_PROCESS_CPUTIME_ID (which made idle figures come out slightly negative).
+// Threads that exit in between are lost, so measure spans in which the pool's threads live.
+double other_threads_cpu_seconds();
 
 // Busy work the optimizer cannot remove: about `ns` nanoseconds of spinning on the clock.
 inline void spin_for_ns(std::int64_t ns) {

@@ -9,4 +9,5 @@
 #include "heist/parallel_reduce.hpp"
 #include "heist/partitioner.hpp"
 #include "heist/stats.hpp"
+#include "heist/task_arena.hpp"
 #include "heist/task_group.hpp"

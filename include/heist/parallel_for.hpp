@@ -10,6 +10,7 @@
 #include "heist/detail/loop.hpp"
 #include "heist/executor.hpp"
 #include "heist/partitioner.hpp"
+#include "heist/task_arena.hpp"
 
 namespace heist {
 
@@ -43,6 +44,16 @@ void parallel_for(const Range& r, Body&& body, Partitioner&& p = {}) {
 template <detail::splittable_range Range, class Body, class Partitioner = auto_partitioner>
 void parallel_for(executor& ex, const Range& r, Body&& body, Partitioner&& p = {}) {
   detail::run_for(detail_impl(ex).default_arena(), r, body, p);
+}
+
+// Inside task arena `ta` (as if called from ta.execute).
+template <std::integral Index, class F>
+void parallel_for(task_arena& ta, Index first, Index last, F&& f) {
+  ta.execute([&] { parallel_for(first, last, f); });
+}
+template <detail::splittable_range Range, class Body, class Partitioner = auto_partitioner>
+void parallel_for(task_arena& ta, const Range& r, Body&& body, Partitioner&& p = {}) {
+  ta.execute([&] { detail::run_for(detail::arena_of(ta), r, body, p); });
 }
 
 }  // namespace heist

@@ -11,6 +11,7 @@
 #include "heist/detail/loop.hpp"
 #include "heist/executor.hpp"
 #include "heist/partitioner.hpp"
+#include "heist/task_arena.hpp"
 
 namespace heist {
 
@@ -36,6 +37,22 @@ template <detail::splittable_range Range, class T, class Body, class Join>
 T parallel_deterministic_reduce(executor& ex, const Range& r, T identity, Body&& body,
                                 Join&& join) {
   return detail::run_deterministic_reduce(detail_impl(ex).default_arena(), r, identity, body, join);
+}
+
+// Inside task arena `ta` (as if called from ta.execute).
+template <detail::splittable_range Range, class T, class Body, class Join,
+          class Partitioner = auto_partitioner>
+T parallel_reduce(task_arena& ta, const Range& r, T identity, Body&& body, Join&& join,
+                  Partitioner&& p = {}) {
+  return ta.execute(
+      [&] { return detail::run_reduce(detail::arena_of(ta), r, identity, body, join, p); });
+}
+template <detail::splittable_range Range, class T, class Body, class Join>
+T parallel_deterministic_reduce(task_arena& ta, const Range& r, T identity, Body&& body,
+                                Join&& join) {
+  return ta.execute([&] {
+    return detail::run_deterministic_reduce(detail::arena_of(ta), r, identity, body, join);
+  });
 }
 
 }  // namespace heist

@@ -22,12 +22,9 @@ double idle_cpu_seconds(B& b, std::chrono::milliseconds idle) {
     done.notify_one();
   });
   done.wait(0, std::memory_order_acquire);
-  const double proc0 = process_cpu_seconds();
-  const double self0 = thread_cpu_seconds();
+  const double cpu0 = other_threads_cpu_seconds();
   std::this_thread::sleep_for(idle);
-  const double proc1 = process_cpu_seconds();
-  const double self1 = thread_cpu_seconds();
-  return (proc1 - proc0) - (self1 - self0);
+  return other_threads_cpu_seconds() - cpu0;
 }
 
 // Latency from post() into a sleeping pool to the task's first instruction, in seconds, one
@@ -87,8 +84,7 @@ trickle_result trickle(B& b, std::chrono::microseconds task_us, std::chrono::mic
                        std::chrono::milliseconds duration) {
   std::atomic<std::size_t> done{0};
   std::size_t posted = 0;
-  const double proc0 = process_cpu_seconds();
-  const double self0 = thread_cpu_seconds();
+  const double cpu0 = other_threads_cpu_seconds();
   const auto t0 = clock_type::now();
   auto next = t0;
   while (clock_type::now() - t0 < duration) {
@@ -103,7 +99,7 @@ trickle_result trickle(B& b, std::chrono::microseconds task_us, std::chrono::mic
   while (done.load(std::memory_order_acquire) != posted)
     std::this_thread::sleep_for(period_us);
   const double wall = seconds_since(t0);
-  const double pool_cpu = (process_cpu_seconds() - proc0) - (thread_cpu_seconds() - self0);
+  const double pool_cpu = other_threads_cpu_seconds() - cpu0;
   const double useful =
       static_cast<double>(posted) * std::chrono::duration<double>(task_us).count();
   return {pool_cpu / wall, useful / wall};

@@ -1,16 +1,24 @@
 // arena: a scheduling domain. Its slots hold the deques of the threads that run its tasks,
-// and its injection queue receives tasks from threads that hold none of its slots. Every
-// executor has one arena covering its workers; task_arena adds more over the same threads.
+// its injection queue receives tasks from threads that hold none of its slots, and its idle
+// state lets the threads inside it sleep until it has work again.
 //
-// Slots [0, first_leasable) belong to workers for life. The others are leased by threads
-// that join for a while (an external thread inside a helping wait or a parallel
-// algorithm), so that they spawn into a deque like a worker instead of through the
-// injection queue. Thieves only look at slots below the high-water mark of leased slots.
+// Every executor has a default arena:
+//   [0, workers)                        slots its workers occupy for life
+//   [workers, +k_external)              leased by outside threads while they help
+//   [.., +max_blocking_threads)         leased by blocking() stand-ins (spares)
+// A task_arena is a *strict* arena: every slot is leasable, their number is the arena's
+// max_concurrency, and only threads holding one of them may run its tasks, which is how the
+// concurrency limit is kept. Workers of the executor visit strict arenas that have work and a
+// free slot; the arena's idle state is separate so that threads waiting inside it sleep on
+// its work only.
+//
+// Thieves look only at slots below the high-water mark of leased slots.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 
+#include "heist/detail/idle_state.hpp"
 #include "heist/detail/injection_queue.hpp"
 #include "heist/detail/slot.hpp"
 
@@ -20,14 +28,23 @@ class executor_impl;
 
 class arena {
  public:
-  arena(executor_impl& exec, slot* slots, std::size_t num_slots, std::size_t first_leasable,
-        std::size_t inject_buckets)
+  struct layout {
+    std::size_t num_slots;       // all slots
+    std::size_t first_leasable;  // slots below belong to workers for life
+    std::size_t first_spare;     // leasable slots from here on are for blocking() stand-ins
+    std::size_t inject_buckets;
+    bool strict;  // a task_arena: only slot holders run its tasks
+  };
+
+  arena(executor_impl& exec, slot* slots, const layout& l)
       : m_exec(exec),
         m_slots(slots),
-        m_num_slots(num_slots),
-        m_first_leasable(first_leasable),
-        m_inject(inject_buckets),
-        m_high_water(first_leasable) {}
+        m_num_slots(l.num_slots),
+        m_first_leasable(l.first_leasable),
+        m_first_spare(l.first_spare),
+        m_strict(l.strict),
+        m_inject(l.inject_buckets),
+        m_high_water(l.first_leasable) {}
   arena(const arena&) = delete;
   arena& operator=(const arena&) = delete;
 
@@ -35,8 +52,10 @@ class arena {
   slot& slot_at(std::size_t i) const noexcept { return m_slots[i]; }
   std::size_t num_slots() const noexcept { return m_num_slots; }
   std::size_t first_leasable() const noexcept { return m_first_leasable; }
+  bool strict() const noexcept { return m_strict; }
   injection_queue& inject() noexcept { return m_inject; }
   const injection_queue& inject() const noexcept { return m_inject; }
+  idle_state& idle() noexcept { return m_idle; }
 
   // Slots that may hold tasks: workers' and every slot ever leased.
   std::size_t active_slots() const noexcept {
@@ -45,9 +64,55 @@ class arena {
     return m_high_water.load(std::memory_order_acquire);
   }
 
-  // A free leasable slot, now occupied by the caller, or nullptr.
-  slot* try_lease() noexcept {
-    for (std::size_t i = m_first_leasable; i < m_num_slots; ++i) {
+  // A free slot for a thread joining for a while (not a stand-in), now occupied by the
+  // caller, or nullptr.
+  slot* try_lease() noexcept { return try_lease_in(m_first_leasable, m_first_spare); }
+  // A free stand-in slot, or nullptr.
+  slot* try_lease_spare() noexcept { return try_lease_in(m_first_spare, m_num_slots); }
+
+  void give_back(slot& s) noexcept {
+    // release: pairs with the acquire CAS of the next occupant.
+    s.m_occupied.store(false, std::memory_order_release);
+    m_occupants.fetch_sub(1, std::memory_order_release);
+  }
+
+  // A strict arena can take one more thread (a hint: try_lease decides).
+  bool has_free_slot() const noexcept {
+    return m_occupants.load(std::memory_order_acquire) < m_first_spare - m_first_leasable;
+  }
+  std::size_t occupants() const noexcept { return m_occupants.load(std::memory_order_acquire); }
+
+  // Any task queued in this arena (a hint; the sleep protocol reads it after its fence).
+  bool has_queued_work() const noexcept {
+    if (m_inject.size() != 0) return true;
+    const std::size_t n = active_slots();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!m_slots[i].m_deque.empty()) return true;
+    }
+    return false;
+  }
+
+  // Counts of a strict arena's tasks, for task_arena's destructor (its tasks run only on
+  // its slots, so the slots' counters plus injections cover them).
+  void count_injected() noexcept { m_injected.fetch_add(1, std::memory_order_release); }
+  std::uint64_t in_flight() const noexcept {
+    std::uint64_t finished = 0, created = 0;
+    for (std::size_t i = 0; i < m_num_slots; ++i) {
+      finished += m_slots[i].m_counters.finished.load(std::memory_order_acquire);
+    }
+    created += m_injected.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < m_num_slots; ++i) {
+      created += m_slots[i].m_counters.created.load(std::memory_order_acquire);
+    }
+    return created - finished;
+  }
+
+  // Workers visiting this arena (task_arena's destructor waits for them to leave).
+  std::atomic<int> m_visitors{0};
+
+ private:
+  slot* try_lease_in(std::size_t from, std::size_t to) noexcept {
+    for (std::size_t i = from; i < to; ++i) {
       slot& s = m_slots[i];
       bool expected = false;
       // acquire: pairs with the release in give_back; the previous occupant's deque
@@ -55,6 +120,7 @@ class arena {
       if (!s.m_occupied.load(std::memory_order_relaxed) &&
           s.m_occupied.compare_exchange_strong(expected, true, std::memory_order_acquire,
                                                std::memory_order_relaxed)) {
+        m_occupants.fetch_add(1, std::memory_order_relaxed);
         std::size_t hw = m_high_water.load(std::memory_order_relaxed);
         while (hw < i + 1 && !m_high_water.compare_exchange_weak(
                                  hw, i + 1, std::memory_order_release, std::memory_order_relaxed)) {
@@ -65,18 +131,17 @@ class arena {
     return nullptr;
   }
 
-  void give_back(slot& s) noexcept {
-    // release: pairs with the acquire CAS of the next occupant.
-    s.m_occupied.store(false, std::memory_order_release);
-  }
-
- private:
   executor_impl& m_exec;
   slot* m_slots;
   std::size_t m_num_slots;
   std::size_t m_first_leasable;
+  std::size_t m_first_spare;
+  bool m_strict;
   injection_queue m_inject;
+  idle_state m_idle;
   std::atomic<std::size_t> m_high_water;
+  std::atomic<std::size_t> m_occupants{0};
+  std::atomic<std::uint64_t> m_injected{0};
 };
 
 }  // namespace heist::detail

@@ -33,24 +33,27 @@ class executor_impl {
 
   std::size_t num_workers() const noexcept { return m_num_workers; }
   arena& default_arena() noexcept { return *m_arena; }
-  idle_state& idle() noexcept { return m_idle; }
+  // The default arena's idle state: where the workers sleep when no arena has work.
+  idle_state& idle() noexcept { return m_arena->idle(); }
   steal_policy policy() const noexcept { return m_options.policy; }
   bool tracing() const noexcept { return m_options.trace; }
-  bool is_own_worker(const thread_context& c) const noexcept { return c.m_worker_of == this; }
 
   // --- admission and in-flight accounting -------------------------------------------------
-  // A task is entering from a thread that holds no slot of this executor. Counts it as in
+  // A task is entering from a thread that holds no slot of the target arena. Counts it as in
   // flight, then throws executor_closed if shutdown began, unless the caller is running a
   // task of this executor (spawns from inside a running task are always accepted).
   void admit_external(const thread_context& c);
   // Undoes admit_external when building the task failed.
   void cancel_admission(const thread_context& c) noexcept;
-  // A thread without a slot of this executor finished (ran or skipped) one of its tasks.
+  // A thread without a slot finished (ran or skipped) a task.
   void count_external_finished(const thread_context& c, bool executed) noexcept;
   void count_external_steal(bool success) noexcept;
+  void count_external_executed() noexcept {
+    m_external_executed.fetch_add(1, std::memory_order_relaxed);
+  }
 
-  // Tasks created and not yet finished, from a snapshot that never reports zero while a
-  // task admitted before the call is unfinished (see in_flight in executor.cpp).
+  // Tasks created and not yet finished, in every arena, from a snapshot that never reports
+  // zero while a task admitted before the call is unfinished (see in_flight in executor.cpp).
   std::uint64_t in_flight() const noexcept;
   // Called when a thread runs out of work: wakes wait_idle()/shutdown() callers if the
   // executor became quiescent.
@@ -62,6 +65,31 @@ class executor_impl {
       check_quiescent();
     }
   }
+
+  // --- task arenas ---------------------------------------------------------------------------
+  void register_arena(arena& a);
+  // Called once the arena has no task in flight; waits for visiting workers to leave.
+  void unregister_arena(arena& a);
+  bool has_task_arenas() const noexcept {
+    return m_task_arena_count.load(std::memory_order_acquire) != 0;
+  }
+  // A task arena with queued work and a free slot, now counted as visited by the caller
+  // (arena::m_visitors), or nullptr. `start` rotates the scan for fairness.
+  arena* arena_to_visit(std::size_t start) noexcept;
+  // Is any task arena waiting for a thread? (the sleep protocol's re-check)
+  bool task_arena_needs_thread() noexcept;
+
+  // --- blocking() stand-ins -------------------------------------------------------------------
+  // A thread of this executor is about to block / has stopped blocking.
+  void enter_blocking() noexcept;
+  void leave_blocking() noexcept;
+  // Called by a spare at each task boundary: true if it should stop (the thread it stood in
+  // for is back). Claims the retirement atomically.
+  bool spare_should_retire() noexcept;
+  std::size_t active_spares() const noexcept {
+    return m_spares_on_duty.load(std::memory_order_relaxed);
+  }
+  std::size_t spare_threads() const noexcept;
 
   // --- lifecycle --------------------------------------------------------------------------
   void shutdown();
@@ -83,6 +111,8 @@ class executor_impl {
   const executor_options& options() const noexcept { return m_options; }
 
  private:
+  friend void spare_main(executor_impl& exec);  // scheduler.cpp
+
   struct alignas(k_cache_line) external_shard {
     std::atomic<std::uint64_t> created{0};
     std::atomic<std::uint64_t> finished{0};
@@ -98,21 +128,23 @@ class executor_impl {
   void wait_quiescent();
   // std::logic_error if the caller is a worker or a running task of this executor.
   void refuse_self_wait(const char* what) const;
+  void start_spare();
+  bool park_spare();
+  void spare_exited() noexcept;
 
   executor_options m_options;
-  // Slots leasable by external helpers (arena_lease.hpp), beyond one per worker.
+  // Slots leasable by outside threads while they help (arena_lease.hpp).
   static constexpr std::size_t k_leasable_slots = 4;
   std::size_t m_num_workers;
-  std::size_t m_num_slots;  // workers' + leasable
+  std::size_t m_num_slots;  // workers' + leasable + stand-ins'
   std::unique_ptr<slot[]> m_slots;
   std::unique_ptr<arena> m_arena;
-  idle_state m_idle;
 
   alignas(k_cache_line) std::atomic<bool> m_closed{false};  // external submissions refused
   std::atomic<bool> m_stop{false};                          // workers exit when idle
   mutable external_shard m_external[k_external_shards];
 
-  // Stats of non-worker helpers (RMW counters: several threads may help at once).
+  // Stats of threads that hold no slot (RMW counters: several threads may help at once).
   alignas(k_cache_line) std::atomic<std::uint64_t> m_external_executed{0};
   std::atomic<std::uint64_t> m_external_stolen{0};
   std::atomic<std::uint64_t> m_external_attempts{0};
@@ -122,6 +154,24 @@ class executor_impl {
   std::vector<worker_stats> m_baseline;
   worker_stats m_external_baseline;
 
+  // Task arenas sharing these threads, and the counters of destroyed ones (their flow
+  // counts stay in in_flight's sums, their statistics in `external`).
+  mutable std::mutex m_arenas_lock;
+  std::vector<arena*> m_task_arenas;
+  std::atomic<std::size_t> m_task_arena_count{0};
+  std::uint64_t m_retired_created = 0;   // guarded by m_arenas_lock
+  std::uint64_t m_retired_finished = 0;  // guarded by m_arenas_lock
+  worker_stats m_retired_stats;          // guarded by m_arenas_lock
+
+  // blocking() stand-ins.
+  alignas(k_cache_line) std::atomic<std::size_t> m_blocked{0};  // threads inside blocking()
+  std::atomic<std::size_t> m_spares_on_duty{0};                 // spares standing in now
+  mutable std::mutex m_spares_lock;
+  std::condition_variable m_spares_cv;
+  std::size_t m_spare_threads = 0;  // spare threads alive (guarded by m_spares_lock)
+  std::size_t m_spares_parked = 0;  // retired, waiting to be called again (same lock)
+  std::size_t m_spare_calls = 0;    // calls not yet taken by a parked spare (same lock)
+
   // wait_idle()/shutdown() sleepers.
   alignas(k_cache_line) std::atomic<std::uint32_t> m_quiescence_waiters{0};
   std::mutex m_quiescence_lock;
@@ -130,10 +180,10 @@ class executor_impl {
   std::mutex m_lifecycle_lock;
   bool m_joined = false;  // guarded by m_lifecycle_lock
   std::vector<std::thread> m_threads;
-  std::vector<std::unique_ptr<trace_buffer>> m_traces;  // one per worker slot
+  std::vector<std::unique_ptr<trace_buffer>> m_traces;  // one per slot
   std::uint64_t m_trace_origin = 0;
   mutable std::mutex m_external_trace_lock;
-  trace_buffer m_external_trace;  // spans of non-worker helpers, guarded by the lock
+  trace_buffer m_external_trace;  // spans of helpers without a slot, guarded by the lock
 };
 
 }  // namespace heist::detail

@@ -212,17 +212,20 @@ class range_pool {
   std::size_t m_size = 0;
 };
 
-// Is another thread of `exec` idle while this thread has nothing queued? Then a loop task
-// gives a piece of its range away.
-inline bool loop_demand(executor_impl& exec) noexcept {
+// Is another thread idle that could take work of arena `a`, while this thread has nothing
+// queued? Then a loop task gives a piece of its range away. For a task arena, an idle worker
+// of the executor counts too if the arena has a free slot for it.
+inline bool loop_demand(arena& a) noexcept {
   const thread_context* c = t_context;
   if (c != nullptr && c->m_slot != nullptr && !c->m_slot->m_deque.empty()) return false;
-  return exec.idle().snapshot() != 0;  // somebody is searching or sleeping
+  if (a.idle().snapshot() != 0) return true;  // somebody is searching or sleeping
+  return a.strict() && a.has_free_slot() && a.exec().idle().snapshot() != 0;
 }
 
-// Participants of static and affinity loops: the executor's workers, plus the calling
-// thread when it is not one of them.
+// Participants of static and affinity loops: in the default arena, the executor's workers
+// plus the calling thread when it is not one of them; in a task arena, one per slot.
 inline std::size_t loop_participants(arena& a) noexcept {
+  if (a.strict()) return a.num_slots();
   const thread_context* c = t_context;
   const bool caller_is_worker = c != nullptr && c->m_arena == &a && c->m_slot != nullptr &&
                                 c->m_slot->m_index < a.first_leasable();
@@ -230,9 +233,10 @@ inline std::size_t loop_participants(arena& a) noexcept {
 }
 inline std::size_t participant_index(arena& a, std::size_t participants) noexcept {
   const thread_context* c = t_context;
-  if (c != nullptr && c->m_arena == &a && c->m_slot != nullptr &&
-      c->m_slot->m_index < a.first_leasable() && c->m_slot->m_index < participants) {
-    return c->m_slot->m_index;
+  if (c != nullptr && c->m_arena == &a && c->m_slot != nullptr) {
+    const std::size_t i = c->m_slot->m_index;
+    if (a.strict() && i < participants) return i;
+    if (i < a.first_leasable() && i < participants) return i;
   }
   return participants - 1;  // the calling thread, or any other helper
 }
@@ -312,10 +316,9 @@ template <class R, class Body>
 void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf) {
   range_pool<R> pool(range);
   leaf_sizer sizer(grain_of(range), start_leaf);
-  executor_impl& exec = loop.m_arena->exec();
   while (!pool.empty()) {
     if (loop.cancelled()) return;
-    if (pool.can_give(sizer.leaf()) && loop_demand(exec)) {
+    if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
       spawn_in(loop, *loop.m_ctx,
                [&loop, piece = pool.give(), leaf = sizer.leaf()] { auto_for(loop, piece, leaf); });
       continue;
@@ -528,9 +531,8 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
   try {
     range_pool<R> pool(range);
     leaf_sizer sizer(grain_of(range), start_leaf);
-    executor_impl& exec = loop.m_arena->exec();
     while (!pool.empty() && !loop.cancelled()) {
-      if (children < k_max_children && pool.can_give(sizer.leaf()) && loop_demand(exec)) {
+      if (children < k_max_children && pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
         std::optional<T>* out = &results[children++];
         spawn_in(loop, kids, [&loop, out, piece = pool.give(), leaf = sizer.leaf()] {
           out->emplace(auto_reduce(loop, piece, leaf));

@@ -3,8 +3,9 @@
 // external threads lease a slot while they help (arena_lease.hpp).
 //
 // Layout: the deque keeps its thief-written top and owner-written bottom on separate cache
-// lines; the counters, written only by the occupant and read by stats(), get their own
-// lines so that a stats() reader or a thief never shares a line with the owner's hot path.
+// lines; the counters, written only by one thread at a time and read by stats(), get their
+// own lines so that a stats() reader or a thief never shares a line with the owner's hot
+// path.
 #pragma once
 
 #include <atomic>
@@ -41,13 +42,18 @@ class owner_counter {
 };
 
 struct slot_counters {
+  // Flow, by location: tasks spawned into this slot's deque, and tasks that finished (ran
+  // or were skipped) on this slot. executor_impl::in_flight and task_arena's destructor add
+  // these up.
+  owner_counter created;
+  owner_counter finished;
+  // Load-monitor statistics, by thread: a worker counts here (its own slot) even while it
+  // runs tasks of a task_arena on another slot.
   owner_counter executed;  // task bodies run
-  owner_counter skipped;   // tasks of cancelled groups dropped unrun
   owner_counter stolen;
   owner_counter steal_attempts;
   owner_counter failed_steals;
   owner_counter sleeps;
-  owner_counter created;  // tasks spawned into this slot's deque
 };
 
 struct alignas(k_cache_line) slot {

@@ -20,6 +20,8 @@ namespace heist::detail {
 // --- out-of-line entry points (src/scheduler.cpp) -----------------------------------------
 // Queues `t` on `a`'s injection queue and wakes a sleeper if needed.
 void inject(arena& a, const thread_context& c, task* t) noexcept;
+// New work in task arena `a`: if it has a free slot, wake a worker of the executor to visit.
+void attract_visitor(arena& a, bool fenced) noexcept;
 // Helping wait: the calling thread runs tasks until `w` is done.
 void help_until(arena& a, wait_context& w);
 // Runs fn(arg) on a fresh stack when the calling thread's stack is nearly used up
@@ -115,7 +117,8 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
       abandon_task(c, t);
       throw;
     }
-    a.exec().idle().notify_after_spawn(was_empty);
+    a.idle().notify_after_spawn(was_empty);
+    if (HEIST_UNLIKELY(a.strict())) attract_visitor(a, false);
     return;
   }
   executor_impl& exec = a.exec();

@@ -35,8 +35,13 @@ struct thread_context : scheduling_state {
   thread_context(const thread_context&) = delete;
   thread_context& operator=(const thread_context&) = delete;
 
-  executor_impl* m_worker_of = nullptr;  // set on worker threads
+  executor_impl* m_worker_of = nullptr;  // set on the executor's own threads (workers, spares)
   std::size_t m_worker_index = 0;
+  // Where this thread's load-monitor statistics go: a worker's own slot, a stand-in's
+  // spare slot; null for other threads (then the slot it occupies, or the executor's
+  // counters for threads that hold none).
+  slot* m_home = nullptr;
+  bool m_spare = false;            // a blocking() stand-in (scheduler.cpp, spare_main)
   std::uint32_t m_help_depth = 0;  // tasks run inline by helping waits on this stack
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;

@@ -1,0 +1,70 @@
+// task_arena: a strict arena with its own slots, registered with its executor so that idle
+// workers visit it (scheduler.cpp: arena_to_visit, visit).
+#include "heist/task_arena.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace heist {
+namespace detail {
+
+class task_arena_state {
+ public:
+  task_arena_state(std::size_t max_concurrency, executor_impl& exec)
+      : m_slots(std::make_unique<slot[]>(max_concurrency)),
+        m_arena(exec, m_slots.get(),
+                arena::layout{max_concurrency, 0, max_concurrency,
+                              std::max<std::size_t>(2, max_concurrency), true}) {
+    for (std::size_t i = 0; i < max_concurrency; ++i) {
+      m_slots[i].m_index = static_cast<std::uint32_t>(i);
+      m_slots[i].m_last_victim = static_cast<std::uint32_t>(i);
+      m_slots[i].m_rng = (i + 7) * 0x9E3779B97F4A7C15ULL;
+    }
+    exec.register_arena(m_arena);
+  }
+
+  ~task_arena_state() {
+    // Every task of the arena (enqueued ones included) runs to completion first; workers keep
+    // visiting while it is registered. Then it leaves the executor's list, and the executor
+    // waits for visitors still inside.
+    for (auto pause = std::chrono::microseconds(10); m_arena.in_flight() != 0;
+         pause = std::min(pause * 2, std::chrono::microseconds(1000))) {
+      std::this_thread::sleep_for(pause);
+    }
+    m_arena.exec().unregister_arena(m_arena);
+  }
+
+  arena& get() noexcept { return m_arena; }
+
+ private:
+  std::unique_ptr<slot[]> m_slots;
+  arena m_arena;
+};
+
+}  // namespace detail
+
+namespace {
+std::size_t checked_concurrency(std::size_t n) {
+  if (n == 0 || n > detail::k_max_workers) {
+    throw std::invalid_argument("heist::task_arena: max_concurrency must be between 1 and " +
+                                std::to_string(detail::k_max_workers) + ", got " +
+                                std::to_string(n));
+  }
+  return n;
+}
+}  // namespace
+
+task_arena::task_arena(std::size_t max_concurrency, executor& ex)
+    : m_max_concurrency(checked_concurrency(max_concurrency)),
+      m_state(std::make_unique<detail::task_arena_state>(m_max_concurrency, detail_impl(ex))),
+      m_arena(&m_state->get()) {}
+
+task_arena::~task_arena() = default;
+
+namespace detail {
+std::atomic<std::uintptr_t> g_next_isolation{1};
+}
+
+}  // namespace heist
