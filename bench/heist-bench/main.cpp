@@ -32,11 +32,14 @@
 #include "measure.hpp"
 #include "report.hpp"
 #include "results.hpp"
+#include "workloads/arena_workloads.hpp"
 #include "workloads/fork_join.hpp"
 #include "workloads/loops.hpp"
 #include "workloads/seed_table.hpp"
 #include "workloads/service.hpp"
 #if HEIST_BENCH_HAVE_TBB
+#include <tbb/task_arena.h>
+
 #include "backends/tbb_backend.hpp"
 #include "backends/tbb_loops.hpp"
 #endif
@@ -421,6 +424,83 @@ void seed_table_workloads(context& x) {
              });
 }
 
+// --- section 7: blocking calls, execute and isolate ---------------------------------------
+void arena_workloads(context& x) {
+  const int most = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
+  if (x.cfg.wants_workload("mixed", true)) {
+    // Keys: "heist" wraps the waits in heist::blocking, "heist-noblock" does not, "tbb" has
+    // no equivalent (a waiting task holds its thread).
+    const std::vector<backend_key> keys = {{"heist", true}, {"heist-noblock", true}, {"tbb", true}};
+    const std::size_t tasks = x.cfg.full ? 400 : 200;
+    timed_case_with(
+        x,
+        [](const std::string& k, int t, auto&& f) {
+          if (k == "heist-noblock") {
+            heist_backend b(t);
+            b.set_blocking(false);
+            f(b);
+            return true;
+          }
+          return with_backend(k, t, f);
+        },
+        std::vector<int>{most}, "arenas", "mixed",
+        "mixed: " + std::to_string(tasks / 2) + " x 1 ms wait + " + std::to_string(tasks / 2) +
+            " x 1 ms compute",
+        keys, x.cfg.reps_or(5, 9), tasks, nullptr,
+        [&](auto& b) {
+          using B = std::decay_t<decltype(b)>;
+          std::uint64_t v = 0;
+          bool use_blocking = false;
+          if constexpr (std::is_same_v<B, heist_backend>) use_blocking = b.blocking_enabled();
+          b.run([&] {
+            v = mixed_io_compute<B>(tasks, std::chrono::milliseconds(1),
+                                    std::chrono::milliseconds(1), [&](auto&& wait) {
+                                      if (use_blocking) {
+                                        heist::blocking(wait);
+                                      } else {
+                                        wait();
+                                      }
+                                    });
+          });
+          return v;
+        });
+  }
+  if (x.cfg.wants_workload("arena-cost", true)) {
+    auto add = [&](const std::string& workload, const std::string& backend, double ns) {
+      result r{"arenas", workload, backend, most, "ns", true};
+      r.samples.push_back(ns);
+      r.stats = summarize(r.samples);
+      print_progress(r);
+      x.results.push_back(std::move(r));
+    };
+    const std::size_t calls = x.cfg.full ? 1'000'000 : 200'000;
+    for (int rep = 0; rep < 3; ++rep) {
+      heist::executor ex(static_cast<std::size_t>(most));
+      heist::task_arena arena(static_cast<std::size_t>(most), ex);
+      const double exec_ns = ns_per_call(calls, [&] { arena.execute([] {}); });
+      const double iso_ns = ns_per_call(calls, [&] { heist::isolate([] {}); });
+      const double iso_worker_ns =
+          ex.submit([&] { return ns_per_call(calls, [] { heist::isolate([] {}); }); }).get();
+      if (rep == 2) {
+        add("task_arena::execute per call", "heist", exec_ns);
+        add("isolate per call", "heist", iso_ns);
+        add("isolate per call (on a worker)", "heist", iso_worker_ns);
+      }
+    }
+#if HEIST_BENCH_HAVE_TBB
+    for (int rep = 0; rep < 3; ++rep) {
+      tbb::task_arena arena(most);
+      const double exec_ns = ns_per_call(calls, [&] { arena.execute([] {}); });
+      const double iso_ns = ns_per_call(calls, [&] { tbb::this_task_arena::isolate([] {}); });
+      if (rep == 2) {
+        add("task_arena::execute per call", "oneTBB", exec_ns);
+        add("isolate per call", "oneTBB", iso_ns);
+      }
+    }
+#endif
+  }
+}
+
 const std::vector<backend_key> k_service_backends = {
     {"heist", true}, {"tbb", true}, {"lockpool", true}, {"central", true}, {"rr-dealing", false}};
 
@@ -570,7 +650,7 @@ int main(int argc, char** argv) {
   if (x.cfg.list) {
     std::printf(
         "workloads: fib nqueens uts matmul quicksort epcc1 epcc2 vecadd reduce uneven hotspot "
-        "idle-stealing idle wakeup submit trickle\nbackends:");
+        "idle-stealing mixed arena-cost idle wakeup submit trickle\nbackends:");
     for (const auto& b : k_all_backends)
       std::printf(" %s", b.c_str());
     std::printf("\n");
@@ -582,6 +662,7 @@ int main(int argc, char** argv) {
   fork_join_workloads(x);
   loop_workloads(x);
   seed_table_workloads(x);
+  arena_workloads(x);
   service_workloads(x);
   write_traces(x);
   print_table(x.results);

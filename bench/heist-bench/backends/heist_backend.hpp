@@ -38,7 +38,14 @@ class heist_backend {
     o.name = "heist";
     m_exec = std::make_unique<heist::executor>(o);
   }
-  std::string name() const { return policy_name(m_policy); }
+  std::string name() const {
+    return std::string(policy_name(m_policy)) + (m_use_blocking ? "" : " (no blocking())");
+  }
+
+  // Workloads that wait (workloads/arena_workloads.hpp) wrap their waits in heist::blocking
+  // unless this is off.
+  void set_blocking(bool on) { m_use_blocking = on; }
+  bool blocking_enabled() const { return m_use_blocking; }
 
   // The root runs on a worker; this thread blocks without helping, so exactly `threads`
   // threads work.
@@ -77,6 +84,7 @@ class heist_backend {
 
  private:
   heist::steal_policy m_policy;
+  bool m_use_blocking = true;
   std::unique_ptr<heist::executor> m_exec;
 };
 
