@@ -14,6 +14,12 @@ elseif(HEIST_SANITIZER STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -g
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+elseif(HEIST_SANITIZER STREQUAL "fuzzer")
+  # libFuzzer coverage everywhere, ASan+UBSan to turn bugs into crashes; the fuzz targets add
+  # -fsanitize=fuzzer at link time (tests/fuzz). Needs clang.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+                      -g -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
 elseif(NOT HEIST_SANITIZER STREQUAL "")
-  message(FATAL_ERROR "HEIST_SANITIZER must be thread, address or empty, not '${HEIST_SANITIZER}'")
+  message(FATAL_ERROR "HEIST_SANITIZER must be thread, address, fuzzer or empty, not '${HEIST_SANITIZER}'")
 endif()

@@ -1,0 +1,85 @@
+// SPEC section 8, row by row: every error with its exact exception type (kind: boundary).
+#include <gtest/gtest.h>
+
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "heist/heist.hpp"
+
+namespace {
+template <class E, class F>
+std::string what_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (...) {
+    return "<other exception type>";
+  }
+  return "<no exception>";
+}
+}  // namespace
+
+TEST(Errors, InvalidArgumentsNameTheArgument) {
+  EXPECT_NE(what_of<std::invalid_argument>([] { heist::executor ex(0); }).find("num_workers"),
+            std::string::npos);
+  EXPECT_NE(what_of<std::invalid_argument>([] { heist::executor ex(4097); }).find("num_workers"),
+            std::string::npos);
+  heist::executor ex(1);
+  EXPECT_NE(
+      what_of<std::invalid_argument>([&] { heist::task_arena a(0, ex); }).find("max_concurrency"),
+      std::string::npos);
+  EXPECT_NE(what_of<std::invalid_argument>([] {
+              heist::blocked_range<int> r(0, 1, 0);
+            }).find("grainsize"),
+            std::string::npos);
+  // A grainsize-0 range never reaches a loop.
+  EXPECT_THROW(heist::parallel_for(ex, heist::blocked_range<int>(0, 10, 0),
+                                   [](const heist::blocked_range<int>&) {}),
+               std::invalid_argument);
+}
+
+TEST(Errors, ExecutorClosedIsARuntimeErrorForEveryEntryPoint) {
+  static_assert(std::is_base_of_v<std::runtime_error, heist::executor_closed>);
+  heist::executor ex(1);
+  heist::task_arena arena(1, ex);
+  ex.shutdown();
+  EXPECT_THROW(ex.submit([] {}), heist::executor_closed);
+  EXPECT_THROW(ex.post([] {}), heist::executor_closed);
+  heist::task_group g(ex);
+  EXPECT_THROW(g.run([] {}), heist::executor_closed);
+  EXPECT_THROW(arena.enqueue([] {}), heist::executor_closed);
+  g.wait();  // nothing was accepted: nothing to wait for
+}
+
+TEST(Errors, ShutdownFromAWorkerIsALogicError) {
+  heist::executor ex(1);
+  EXPECT_EQ(
+      what_of<std::logic_error>([&] { ex.submit([&] { ex.shutdown(); }).get(); }).find("shutdown"),
+      std::string("heist::executor::").size());
+}
+
+TEST(Errors, TaskExceptionsReachTheirWaiter) {
+  heist::executor ex(2);
+  EXPECT_THROW(ex.submit([]() -> int { throw std::range_error("s"); }).get(), std::range_error);
+  heist::task_group g(ex);
+  g.run([] { throw std::overflow_error("g"); });
+  EXPECT_THROW(g.wait(), std::overflow_error);
+  EXPECT_THROW(heist::parallel_for(ex, 0, 100,
+                                   [](int i) {
+                                     if (i == 50) throw std::underflow_error("l");
+                                   }),
+               std::underflow_error);
+}
+
+TEST(Errors, InvalidFutureIsAFutureErrorWithNoState) {
+  heist::future<void> f;
+  try {
+    f.get();
+    FAIL();
+  } catch (const std::future_error& e) {
+    EXPECT_EQ(e.code(), std::future_errc::no_state);
+  }
+}
