@@ -40,19 +40,28 @@ TEST(ExecutorStress, PoolFallingAsleepJustAsWorkArrives) {
   const std::size_t rounds = heist_test::scaled(100000);
   std::atomic<std::size_t> done{0};
   for (std::size_t r = 1; r <= rounds; ++r) {
-    ex.post([&] { done.fetch_add(1, std::memory_order_release); });
-    // Vary the gap so the submission lands in every phase of the idle loop.
-    if (r % 3 == 1) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(r % 20000);
-      while (std::chrono::steady_clock::now() < until) {
+    // Vary the gap since the previous task so that this submission lands in every phase of
+    // the workers' idle loop: still spinning (no gap), yielding, parking (up to ~50 us of
+    // spinning here), or fully asleep (sleeping up to ~100 us).
+    switch (r % 4) {
+      case 0:
+        break;
+      case 1: {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(r % 50000);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        break;
       }
-    } else if (r % 3 == 2) {
-      std::this_thread::yield();
+      case 2:
+        std::this_thread::yield();
+        break;
+      default:
+        std::this_thread::sleep_for(std::chrono::microseconds(r % 100));
     }
+    ex.post([&] { done.fetch_add(1, std::memory_order_release); });
     ASSERT_TRUE(
         heist_test::eventually([&] { return done.load(std::memory_order_acquire) == r; }, 10s))
         << "round " << r << " never ran";
-    if (r % 1000 == 0) std::this_thread::sleep_for(100us);  // let the pool fall fully asleep
   }
 }
 

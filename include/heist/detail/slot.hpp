@@ -57,7 +57,9 @@ struct slot_counters {
 };
 
 struct alignas(k_cache_line) slot {
-  chase_lev_deque<task*> m_deque;
+  // 32 entries to start (fork-join rarely goes deeper; rings double on demand): an executor
+  // has a slot per worker plus leasable and stand-in slots, most of them never used.
+  chase_lev_deque<task*> m_deque{32};
   alignas(k_cache_line) slot_counters m_counters;
   // Leasable slots (external helpers, task_arena visitors): taken by a CAS false -> true
   // (acquire) and given back by a release store, so that one occupant's owner-only deque
