@@ -74,8 +74,12 @@ void concurrent(const std::uint8_t* data, std::size_t size) {
         std::this_thread::yield();
         continue;
       }
-      auto r = op == 0 ? d.steal()
-                       : d.steal_if([](std::uint32_t* p) { return p == nullptr || (*p % 2) == 0; });
+      // The predicate sees a speculative, possibly stale pointer (steal_if's contract): it
+      // may look at the pointer, never through it without an atomic read.
+      const std::uint32_t* base = items.data();
+      auto r = op == 0 ? d.steal() : d.steal_if([base](std::uint32_t* p) {
+        return p == nullptr || (p - base) % 2 == 0;
+      });
       if (r.status == steal_status::success) ++taken[static_cast<std::size_t>(*r.value)];
     }
   });
