@@ -128,8 +128,13 @@ int main(int argc, char** argv) {
     std::printf("FAIL: a counted task was lost or ran twice\n");
     ok = false;
   }
-  // Flat: resident memory may move with the allocator's caches, not with time.
-  if (rss_end > rss_base + rss_base / 4 + (std::size_t{32} << 20)) {
+  // Flat: resident memory may move with the allocator's caches, not with time. Under
+  // AddressSanitizer the quarantine holds freed blocks back (256 MiB by default) and resident
+  // memory climbs until it is full, whatever the program does: there only heist's own task
+  // memory is checked.
+  if (HEIST_ASAN) {
+    std::printf("(AddressSanitizer build: resident memory not checked, its quarantine grows)\n");
+  } else if (rss_end > rss_base + rss_base / 4 + (std::size_t{32} << 20)) {
     std::printf("FAIL: resident memory grew\n");
     ok = false;
   }
