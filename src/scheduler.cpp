@@ -445,22 +445,33 @@ bool search_over(executor_impl& exec, wait_context* w) noexcept {
 // has none left; returns whether it ran any.
 bool visit(thread_context& c, arena& x);
 
+// Arms `w` to wake this thread's parker when it finishes, before a waiter parks.
+enum class arm_outcome {
+  armed,     // park now
+  finished,  // `w` is done: stop waiting
+  poll,      // another thread already sleeps on `w`: paused briefly, search again
+};
+arm_outcome arm_waiter(thread_context& c, wait_context& w) {
+  switch (w.arm(&c.m_parker)) {
+    case wait_context::arm_result::done:
+      return arm_outcome::finished;
+    case wait_context::arm_result::busy:
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      return arm_outcome::poll;
+    case wait_context::arm_result::armed:
+      break;
+  }
+  return arm_outcome::armed;
+}
+
 // Parks a registered searcher of arena `a` (S1-S4). Returns false if `w` finished (the
 // caller stops searching), true to search again. On return the thread counts as a searcher.
 bool park_registered(thread_context& c, arena& a, wait_context* w) {
   executor_impl& exec = a.exec();
   idle_state& idle = a.idle();
   if (w != nullptr) {
-    switch (w->arm(&c.m_parker)) {
-      case wait_context::arm_result::done:
-        return false;
-      case wait_context::arm_result::busy:
-        // Another thread sleeps on this context; poll instead.
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-        return true;
-      case wait_context::arm_result::armed:
-        break;
-    }
+    const arm_outcome armed = arm_waiter(c, *w);
+    if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
   }
   idle.prepare_sleep(c.m_sleeper);                   // S1, S2
   if (work_visible(c, a) || search_over(exec, w) ||  // S3
@@ -488,15 +499,8 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
 // task_arena): only until `w` finishes, at most k_restricted_park_ns. Returns false if `w`
 // finished.
 bool park_restricted(thread_context& c, wait_context& w) {
-  switch (w.arm(&c.m_parker)) {
-    case wait_context::arm_result::done:
-      return false;
-    case wait_context::arm_result::busy:
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      return true;
-    case wait_context::arm_result::armed:
-      break;
-  }
+  const arm_outcome armed = arm_waiter(c, w);
+  if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
   if (c.m_parker.wait_for(parker::k_group, k_restricted_park_ns) != 0) {
     w.clear_sleeping_bit();
     return false;

@@ -30,6 +30,13 @@ const result* reference(const std::vector<result>& rs, const result& r) {
   return find(rs, r.workload, "heist", r.threads);
 }
 
+// this median / heist's median at the same thread count ("vs heist"); NaN without one.
+double ratio_to_heist(const std::vector<result>& rs, const result& r) {
+  const result* ref = reference(rs, r);
+  return ref != nullptr && ref->stats.median > 0 ? r.stats.median / ref->stats.median
+                                                 : std::nan("");
+}
+
 // serial time / this time, for timed workloads that have a serial row.
 double speedup(const std::vector<result>& rs, const result& r) {
   const result* s = find(rs, r.workload, "serial", 1);
@@ -84,10 +91,7 @@ void print_table(const std::vector<result>& rs) {
   for (const std::string& w : workloads_in_order(rs)) {
     for (const result& r : rs) {
       if (r.workload != w) continue;
-      const result* ref = reference(rs, r);
-      const double ratio = ref != nullptr && ref->stats.median > 0
-                               ? r.stats.median / ref->stats.median
-                               : std::nan("");
+      const double ratio = ratio_to_heist(rs, r);
       std::printf("%-24s %3d  %-22s %12s %-9s %10s .. %-9s %8s %8s  %s\n", r.workload.c_str(),
                   r.threads, r.backend.c_str(), fmt(r.stats.median, 3).c_str(), r.unit.c_str(),
                   fmt(r.stats.p10, 3).c_str(), fmt(r.stats.p90, 3).c_str(), fmt(ratio).c_str(),
@@ -244,10 +248,7 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
        << ") | p10 | p90 | vs heist | speedup | note |\n|---|---|---|---|---|---|---|---|\n";
     for (const result& r : rs) {
       if (r.workload != w) continue;
-      const result* ref = reference(rs, r);
-      const double ratio = ref != nullptr && ref->stats.median > 0
-                               ? r.stats.median / ref->stats.median
-                               : std::nan("");
+      const double ratio = ratio_to_heist(rs, r);
       md << "| " << r.threads << " | " << r.backend << " | " << fmt(r.stats.median, 3) << " | "
          << fmt(r.stats.p10, 3) << " | " << fmt(r.stats.p90, 3) << " | " << fmt(ratio) << " | "
          << fmt(speedup(rs, r)) << " | " << r.note << " |\n";

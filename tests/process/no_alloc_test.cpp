@@ -8,6 +8,7 @@
 #include <new>
 
 #include "heist/heist.hpp"
+#include "test_support.hpp"
 
 namespace {
 std::atomic<bool> g_counting{false};
@@ -76,23 +77,12 @@ TEST(NoAllocation, HundredThousandSpawnsFromAWorkerCallNoOperatorNew) {
 TEST(NoAllocation, ForkJoinRecursionCallsNoOperatorNew) {
   heist::executor ex(2);
   std::atomic<std::size_t> news_during{~std::size_t{0}};
-  struct fib {
-    static long run(int n) {
-      if (n < 2) return n;
-      long x = 0;
-      heist::task_group g;
-      g.run([&x, n] { x = run(n - 1); });
-      const long y = run(n - 2);
-      g.wait();
-      return x + y;
-    }
-  };
-  const long warm = ex.submit([] { return fib::run(20); }).get();
+  const long warm = ex.submit([] { return heist_test::fork_join_fib(20); }).get();
   EXPECT_EQ(warm, 6765);
   ex.submit([&] {
       g_news = 0;
       g_counting = true;
-      const long r = fib::run(24);  // about 46,000 spawns
+      const long r = heist_test::fork_join_fib(24);  // about 46,000 spawns
       g_counting = false;
       news_during = g_news.load();
       EXPECT_EQ(r, 46368);

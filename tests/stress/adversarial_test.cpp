@@ -94,19 +94,11 @@ TEST(Adversarial, HugeCountsOfTinyTasksKeepMemoryBounded) {
   // Millions of spawns with few of them alive at once: task memory stays at the peak of
   // live tasks (plus per-thread caches), not the total.
   heist::executor ex(2);
-  std::function<long(int)> fib = [&](int n) -> long {
-    if (n < 2) return n;
-    long a = 0;
-    heist::task_group g;
-    g.run([&] { a = fib(n - 1); });
-    const long b = fib(n - 2);
-    g.wait();
-    return a + b;
-  };
-  ex.submit([&] { return fib(20); }).get();
+  ex.submit([&] { return heist_test::fork_join_fib(20); }).get();
   const std::size_t before = heist::detail::task_memory().slab_bytes;
   const int n = heist_test::scaled(1) >= 1 && heist_test::scaled(100) >= 100 ? 30 : 25;
-  EXPECT_GT(ex.submit([&] { return fib(n); }).get(), 0);  // 1.3 million spawns at n = 30
+  EXPECT_GT(ex.submit([&] { return heist_test::fork_join_fib(n); }).get(),
+            0);  // 1.3 million spawns at n = 30
   const std::size_t after = heist::detail::task_memory().slab_bytes;
   EXPECT_LE(after - before, std::size_t{4} << 20) << "task memory grew by " << (after - before);
   // Rounds of 100,000 live tasks reuse the same blocks.
@@ -131,16 +123,9 @@ TEST(Adversarial, HugeCountsOfTinyTasksKeepMemoryBounded) {
 TEST(Adversarial, HundredThousandDeepHelpingRecursionFromSeveralThreadsAtOnce) {
   heist::executor ex(2);
   std::atomic<long> levels{0};
-  std::function<void(int)> rec = [&](int depth) {
-    if (depth == 0) return;
-    levels.fetch_add(1, std::memory_order_relaxed);
-    heist::task_group g(ex);
-    g.run([&, depth] { rec(depth - 1); });
-    g.wait();
-  };
   const int depth = static_cast<int>(std::min<std::size_t>(100000, heist_test::scaled(100000)));
-  std::thread a([&] { rec(depth); });
-  std::thread b([&] { rec(depth); });
+  std::thread a([&] { heist_test::chain_of_waits(ex, levels, depth); });
+  std::thread b([&] { heist_test::chain_of_waits(ex, levels, depth); });
   a.join();
   b.join();
   EXPECT_EQ(levels.load(), 2L * depth);

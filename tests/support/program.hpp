@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "heist/heist.hpp"
+#include "test_support.hpp"
 
 namespace heist_test {
 
@@ -100,20 +101,7 @@ struct program {
     };
     heist::blocked_range<int> range(0, n, grain);
     heist::affinity_partitioner ap;
-    switch ((shape >> 6) % 4) {
-      case 0:
-        heist::parallel_for(ex, range, body);
-        break;
-      case 1:
-        heist::parallel_for(ex, range, body, heist::simple_partitioner{});
-        break;
-      case 2:
-        heist::parallel_for(ex, range, body, heist::static_partitioner{});
-        break;
-      case 3:
-        heist::parallel_for(ex, range, body, ap);
-        break;
-    }
+    parallel_for_with_partitioner(shape >> 6, ex, range, body, ap);
     for (auto& h : hits) {
       if (h.load() != 1) program_failed("parallel_for visited an index other than once");
     }

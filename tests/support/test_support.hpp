@@ -3,11 +3,16 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <string>
 #include <thread>
+
+#include "heist/parallel_for.hpp"
+#include "heist/partitioner.hpp"
+#include "heist/task_group.hpp"
 
 namespace heist_test {
 
@@ -37,6 +42,50 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
     std::this_thread::yield();
   }
   return true;
+}
+
+// parallel_for over `range` with partitioner number `kind` % 4: auto, simple, static, or
+// the caller's affinity partitioner `ap` (so repeated calls can replay its shares).
+template <class Range, class Body>
+void parallel_for_with_partitioner(unsigned kind, heist::executor& ex, const Range& range,
+                                   const Body& body, heist::affinity_partitioner& ap) {
+  switch (kind % 4) {
+    case 0:
+      heist::parallel_for(ex, range, body);
+      break;
+    case 1:
+      heist::parallel_for(ex, range, body, heist::simple_partitioner{});
+      break;
+    case 2:
+      heist::parallel_for(ex, range, body, heist::static_partitioner{});
+      break;
+    default:
+      heist::parallel_for(ex, range, body, ap);
+      break;
+  }
+}
+
+// fib(n) with one spawn per call and no cutoff, on the current executor (the caller's when
+// it is a worker, default_executor() otherwise): the finest-grained fork-join there is.
+inline long fork_join_fib(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  heist::task_group g;
+  g.run([&a, n] { a = fork_join_fib(n - 1); });
+  const long b = fork_join_fib(n - 2);
+  g.wait();
+  return a + b;
+}
+
+// The deep-recursion probe: `depth` nested levels, each a task_group on `ex` that runs one
+// child and waits for it, so every level's wait helps with the next. Counts the levels
+// reached in `levels`. 100,000 levels overflow an 8 MiB stack unless waits can move on.
+inline void chain_of_waits(heist::executor& ex, std::atomic<long>& levels, int depth) {
+  if (depth == 0) return;
+  levels.fetch_add(1, std::memory_order_relaxed);
+  heist::task_group g(ex);
+  g.run([&ex, &levels, depth] { chain_of_waits(ex, levels, depth - 1); });
+  g.wait();
 }
 
 }  // namespace heist_test

@@ -242,30 +242,25 @@ TEST(Executor, ShutdownIsIdempotentAndConcurrentCallsAgree) {
   ex.shutdown();
 }
 
+// Whether f() throws std::logic_error (and nothing else).
+template <class F>
+bool throws_logic_error(F f) {
+  try {
+    f();
+  } catch (const std::logic_error&) {
+    return true;
+  }
+  return false;
+}
+
 TEST(Executor, ShutdownFromOwnWorkerThrowsLogicError) {
   heist::executor ex(2);
-  auto f = ex.submit([&] {
-    try {
-      ex.shutdown();
-    } catch (const std::logic_error&) {
-      return true;
-    }
-    return false;
-  });
-  EXPECT_TRUE(f.get());
+  EXPECT_TRUE(ex.submit([&] { return throws_logic_error([&] { ex.shutdown(); }); }).get());
 }
 
 TEST(Executor, WaitIdleFromOwnTaskThrowsLogicError) {
   heist::executor ex(1);
-  auto f = ex.submit([&] {
-    try {
-      ex.wait_idle();
-    } catch (const std::logic_error&) {
-      return true;
-    }
-    return false;
-  });
-  EXPECT_TRUE(f.get());
+  EXPECT_TRUE(ex.submit([&] { return throws_logic_error([&] { ex.wait_idle(); }); }).get());
 }
 
 TEST(ExecutorDeathTest, DestroyingFromOwnWorkerTerminatesWithAMessage) {
@@ -306,16 +301,7 @@ TEST(Executor, EveryStealPolicyRunsNestedWork) {
     o.num_workers = 3;
     o.policy = policy;
     heist::executor ex(o);
-    std::function<long(int)> fib = [&](int n) -> long {
-      if (n < 2) return n;
-      long a = 0;
-      heist::task_group g;
-      g.run([&] { a = fib(n - 1); });
-      long b = fib(n - 2);
-      g.wait();
-      return a + b;
-    };
-    EXPECT_EQ(ex.submit([&] { return fib(18); }).get(), 2584);
+    EXPECT_EQ(ex.submit([] { return heist_test::fork_join_fib(18); }).get(), 2584);
   }
 }
 

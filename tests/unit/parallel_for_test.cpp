@@ -251,7 +251,7 @@ TEST(ParallelFor, CallingThreadTakesPart) {
 
 TEST(ParallelFor, ExceptionCancelsTheRestAndIsRethrown) {
   heist::executor ex(2);
-  for (auto kind : {0, 1, 2, 3}) {
+  for (unsigned kind : {0u, 1u, 2u, 3u}) {
     std::atomic<long> ran{0};
     heist::affinity_partitioner ap;
     auto body = [&](const blocked_range<long>& r) {
@@ -265,20 +265,7 @@ TEST(ParallelFor, ExceptionCancelsTheRestAndIsRethrown) {
     };
     const blocked_range<long> range(0, 200000);
     try {
-      switch (kind) {
-        case 0:
-          heist::parallel_for(ex, range, body);
-          break;
-        case 1:
-          heist::parallel_for(ex, range, body, heist::simple_partitioner{});
-          break;
-        case 2:
-          heist::parallel_for(ex, range, body, heist::static_partitioner{});
-          break;
-        case 3:
-          heist::parallel_for(ex, range, body, ap);
-          break;
-      }
+      heist_test::parallel_for_with_partitioner(kind, ex, range, body, ap);
       FAIL() << "no exception, partitioner " << kind;
     } catch (const std::runtime_error& e) {
       EXPECT_STREQ(e.what(), "index 0");

@@ -17,17 +17,7 @@
 
 using namespace std::chrono_literals;
 
-namespace {
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  heist::task_group g;
-  g.run([&] { a = fib(n - 1); });
-  const long b = fib(n - 2);
-  g.wait();
-  return a + b;
-}
-}  // namespace
+using heist_test::fork_join_fib;
 
 TEST(TaskGroup, RunsEveryTaskBeforeWaitReturns) {
   heist::executor ex(3);
@@ -41,12 +31,12 @@ TEST(TaskGroup, RunsEveryTaskBeforeWaitReturns) {
 
 TEST(TaskGroup, NestedForkJoinComputesFib) {
   heist::executor ex(2);
-  EXPECT_EQ(ex.submit([] { return fib(22); }).get(), 17711);
+  EXPECT_EQ(ex.submit([] { return fork_join_fib(22); }).get(), 17711);
 }
 
 TEST(TaskGroup, NestedWaitsOnOneWorkerDoNotDeadlock) {
   heist::executor ex(1);
-  EXPECT_EQ(ex.submit([] { return fib(16); }).get(), 987);
+  EXPECT_EQ(ex.submit([] { return fork_join_fib(16); }).get(), 987);
 }
 
 TEST(TaskGroup, DefaultConstructedUsesTheExecutorOfTheRunningTask) {
@@ -283,29 +273,15 @@ TEST(TaskGroup, TasksRunTasksIntoTheirOwnGroup) {
 // The 8 MiB tests: 100,000 levels of run/wait, one child per level.
 TEST(TaskGroup, HundredThousandLevelsOfRunWaitOnOneWorker) {
   heist::executor ex(1);
-  std::atomic<int> levels{0};
-  std::function<void(int)> rec = [&](int depth) {
-    if (depth == 0) return;
-    levels.fetch_add(1, std::memory_order_relaxed);
-    heist::task_group g(ex);
-    g.run([&, depth] { rec(depth - 1); });
-    g.wait();
-  };
-  ex.submit([&] { rec(100000); }).get();
+  std::atomic<long> levels{0};
+  ex.submit([&] { heist_test::chain_of_waits(ex, levels, 100000); }).get();
   EXPECT_EQ(levels.load(), 100000);
 }
 
 TEST(TaskGroup, HundredThousandLevelsFromTheMainThread) {
   heist::executor ex(1);
-  std::atomic<int> levels{0};
-  std::function<void(int)> rec = [&](int depth) {
-    if (depth == 0) return;
-    levels.fetch_add(1, std::memory_order_relaxed);
-    heist::task_group g(ex);
-    g.run([&, depth] { rec(depth - 1); });
-    g.wait();
-  };
-  rec(100000);
+  std::atomic<long> levels{0};
+  heist_test::chain_of_waits(ex, levels, 100000);
   EXPECT_EQ(levels.load(), 100000);
 }
 

@@ -14,9 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "helping_forks.hpp"
+
 namespace bench {
 
-class static_rr {
+class static_rr : public helping_forks<static_rr> {
   struct queue {
     std::mutex m;
     std::condition_variable cv;
@@ -42,7 +44,7 @@ class static_rr {
   }
   std::string name() const { return "round-robin dealing"; }
 
-  void deal(std::function<void()> f) {
+  void enqueue(std::function<void()> f) {
     queue& q = *m_queues[m_next.fetch_add(1, std::memory_order_relaxed) % m_queues.size()];
     {
       std::lock_guard<std::mutex> lock(q.m);
@@ -51,48 +53,8 @@ class static_rr {
     q.cv.notify_one();
   }
 
-  template <class F>
-  void run(F&& root) {
-    std::atomic<bool> done{false};
-    deal([&] {
-      root();
-      done.store(true, std::memory_order_release);
-      done.notify_one();
-    });
-    done.wait(false, std::memory_order_acquire);
-  }
-  template <class A, class B>
-  static void fork2(A&& a, B&& b) {
-    std::atomic<bool> done{false};
-    t_pool->deal([&] {
-      a();
-      done.store(true, std::memory_order_release);
-    });
-    b();
-    while (!done.load(std::memory_order_acquire)) {
-      if (!t_pool->run_own()) std::this_thread::yield();
-    }
-  }
-  template <class F>
-  static void fork_each(std::size_t n, F&& f) {
-    std::atomic<std::size_t> left{n};
-    for (std::size_t i = 0; i < n; ++i) {
-      t_pool->deal([&, i] {
-        f(i);
-        left.fetch_sub(1, std::memory_order_release);
-      });
-    }
-    while (left.load(std::memory_order_acquire) != 0) {
-      if (!t_pool->run_own()) std::this_thread::yield();
-    }
-  }
-  template <class F>
-  void post(F&& f) {
-    deal(std::forward<F>(f));
-  }
-
- private:
-  bool run_own() {
+  // The calling thread's own queue only: no stealing.
+  bool run_one() {
     queue& q = *m_queues[t_index];
     std::function<void()> f;
     {
@@ -104,6 +66,8 @@ class static_rr {
     f();
     return true;
   }
+
+ private:
   void worker(std::size_t index) {
     t_pool = this;
     t_index = index;
@@ -125,7 +89,6 @@ class static_rr {
   std::vector<std::thread> m_threads;
   std::atomic<std::size_t> m_next{0};
   std::atomic<bool> m_done{false};
-  static inline thread_local static_rr* t_pool = nullptr;
   static inline thread_local std::size_t t_index = 0;
 };
 
