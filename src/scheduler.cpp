@@ -91,6 +91,9 @@ namespace {
 constexpr std::uint32_t k_spin_rounds = 2;
 constexpr std::uint32_t k_max_idle_rounds = 6;
 constexpr unsigned k_pause_per_round = 32;
+// While a parallel loop runs in the arena, a searcher that used up its budget keeps yielding
+// for up to this long before it parks (arena::loops_running).
+constexpr std::int64_t k_loop_linger_ns = 100'000;
 constexpr std::uint32_t k_inject_check_interval = 64;
 constexpr std::int64_t k_restricted_park_ns = 1'000'000;
 // Nested helping executions per stack before a stack extension takes over. TSan keeps a
@@ -511,6 +514,17 @@ bool park_restricted(thread_context& c, wait_context& w) {
 // Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
 // stops (w == null). Spins, then yields, then parks. A top-level searcher of the default
 // arena also visits task arenas that need a thread.
+// Should a searcher that used up its budget keep yielding instead of parking? While a loop
+// runs in `a`, for up to k_loop_linger_ns from the first time this search asked.
+bool lingers_for_loop(const arena& a, std::int64_t& until) noexcept {
+  if (until == 0 && !a.loops_running()) return false;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  if (until == 0) until = now + k_loop_linger_ns;
+  return now < until;
+}
+
 found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f) {
   executor_impl& exec = a.exec();
   idle_state& idle = a.idle();
@@ -520,6 +534,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   if (w == nullptr) exec.note_idle();
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
   std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
+  std::int64_t linger_until = 0;
   for (std::uint32_t round = 0;; ++round) {
     bool contention = false;
     found_task found = search_once(c, a, f, contention);
@@ -547,7 +562,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
         cpu_relax();
       continue;
     }
-    if (round < budget) {
+    if (round < budget || lingers_for_loop(a, linger_until)) {
       std::this_thread::yield();
       continue;
     }
@@ -566,6 +581,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     // Woken for new work: search with the full budget again.
     budget = k_max_idle_rounds;
     round = 0;
+    linger_until = 0;
   }
 }
 

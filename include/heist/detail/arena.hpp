@@ -107,6 +107,14 @@ class arena {
     return created - finished;
   }
 
+  // Parallel loops running in this arena. While one runs, searchers linger (keep yielding a
+  // while) before parking: loop tasks hand pieces out at leaf boundaries and back-to-back
+  // loops start microseconds apart, both far below a park/wake round trip (scheduler.cpp,
+  // search). A hint only, never a correctness decision: relaxed.
+  void loop_started() noexcept { m_loops.fetch_add(1, std::memory_order_relaxed); }
+  void loop_finished() noexcept { m_loops.fetch_sub(1, std::memory_order_relaxed); }
+  bool loops_running() const noexcept { return m_loops.load(std::memory_order_relaxed) != 0; }
+
   // Workers visiting this arena (task_arena's destructor waits for them to leave).
   std::atomic<int> m_visitors{0};
 
@@ -142,6 +150,7 @@ class arena {
   std::atomic<std::size_t> m_high_water;
   std::atomic<std::size_t> m_occupants{0};
   std::atomic<std::uint64_t> m_injected{0};
+  alignas(k_cache_line) std::atomic<std::uint32_t> m_loops{0};
 };
 
 }  // namespace heist::detail

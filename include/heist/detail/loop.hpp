@@ -96,8 +96,12 @@ class leaf_sizer {
   leaf_sizer(std::size_t grain, std::size_t start) noexcept
       : m_grain(grain), m_leaf(std::max(grain, start)) {}
   std::size_t leaf() const noexcept { return m_leaf; }
+  // Will the next leaf take several times the target even at its smallest (the grain)? Then
+  // an idle thread would wait that long for this task to notice it: keep a piece stealable.
+  bool long_leaves() const noexcept { return m_long; }
   void observed(std::size_t iterations, std::uint64_t ns) noexcept {
     if (iterations == 0) return;
+    m_long = false;
     if (ns < k_target_ns / 2) {
       // Only a leaf of at least half the current size says something about bigger ones
       // (halving odd sizes makes pieces just under the leaf size, so not "full size").
@@ -106,12 +110,14 @@ class leaf_sizer {
       const double per_iteration = static_cast<double>(ns) / static_cast<double>(iterations);
       const auto fit = static_cast<std::size_t>(static_cast<double>(k_target_ns) / per_iteration);
       m_leaf = std::max(m_grain, std::min(m_leaf, fit));
+      m_long = per_iteration * static_cast<double>(m_leaf) > 4.0 * k_target_ns;
     }
   }
 
  private:
   std::size_t m_grain;
   std::size_t m_leaf;
+  bool m_long = false;
 };
 
 template <class R>
@@ -212,12 +218,15 @@ class range_pool {
   std::size_t m_size = 0;
 };
 
-// Is another thread idle that could take work of arena `a`, while this thread has nothing
-// queued? Then a loop task gives a piece of its range away. For a task arena, an idle worker
-// of the executor counts too if the arena has a free slot for it.
-inline bool loop_demand(arena& a) noexcept {
+// Should a loop task give a piece of its range away now? Only while this thread has nothing
+// queued, and then if another thread is idle that could take work of arena `a` (for a task
+// arena, an idle worker of the executor counts too if the arena has a free slot for it), or
+// if leaves are long (`eager`): a thread that turns idle during a long leaf then finds a
+// piece to steal at once instead of waiting for the leaf to end.
+inline bool loop_demand(arena& a, bool eager) noexcept {
   const thread_context* c = t_context;
   if (c != nullptr && c->m_slot != nullptr && !c->m_slot->m_deque.empty()) return false;
+  if (eager && c != nullptr && c->m_slot != nullptr) return true;
   if (a.idle().snapshot() != 0) return true;  // somebody is searching or sleeping
   return a.strict() && a.has_free_slot() && a.exec().idle().snapshot() != 0;
 }
@@ -255,7 +264,9 @@ struct loop_base {
 class loop_scope {
  public:
   explicit loop_scope(arena& a)
-      : m_arena(a), m_thread(current_context()), m_lease(m_thread, a), m_ctx(m_thread.m_group) {}
+      : m_arena(a), m_thread(current_context()), m_lease(m_thread, a), m_ctx(m_thread.m_group) {
+    m_arena.loop_started();
+  }
   loop_scope(const loop_scope&) = delete;
   loop_scope& operator=(const loop_scope&) = delete;
   ~loop_scope() {
@@ -266,6 +277,7 @@ class loop_scope {
       } catch (...) {
       }
     }
+    m_arena.loop_finished();
   }
 
   loop_base base() noexcept { return {&m_arena, &m_ctx}; }
@@ -318,7 +330,7 @@ void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf
   leaf_sizer sizer(grain_of(range), start_leaf);
   while (!pool.empty()) {
     if (loop.cancelled()) return;
-    if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
+    if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena, sizer.long_leaves())) {
       spawn_in(loop, *loop.m_ctx,
                [&loop, piece = pool.give(), leaf = sizer.leaf()] { auto_for(loop, piece, leaf); });
       continue;
@@ -532,7 +544,8 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
     range_pool<R> pool(range);
     leaf_sizer sizer(grain_of(range), start_leaf);
     while (!pool.empty() && !loop.cancelled()) {
-      if (children < k_max_children && pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
+      if (children < k_max_children && pool.can_give(sizer.leaf()) &&
+          loop_demand(*loop.m_arena, sizer.long_leaves())) {
         std::optional<T>* out = &results[children++];
         spawn_in(loop, kids, [&loop, out, piece = pool.give(), leaf = sizer.leaf()] {
           out->emplace(auto_reduce(loop, piece, leaf));
