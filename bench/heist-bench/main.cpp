@@ -358,7 +358,7 @@ void loop_workloads(context& x) {
   if (x.cfg.wants_workload("epcc1", true) || x.cfg.wants_workload("epcc2", true)) {
     auto data = std::make_shared<epcc_data>();
     const int reps1 = 100;
-    const int reps2 = x.cfg.full ? 100 : 5;
+    const int reps2 = x.cfg.full ? 100 : 3;
     loop_case(
         "epcc1", "EPCC loop 1 (x" + std::to_string(reps1) + ")", 4, x.cfg.reps_or(7, 11),
         [data] { data->reset(); },
