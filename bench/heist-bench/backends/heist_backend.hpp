@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <latch>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -25,18 +27,42 @@ inline const char* policy_name(heist::steal_policy p) {
   return "heist ?";
 }
 
+// One long-lived executor per (threads, policy), shared by every sample of every workload,
+// as oneTBB's and OpenMP's thread pools live on across samples: a sample measures the work,
+// not the start of fresh threads. A sleeping pool costs nothing meanwhile.
+inline heist::executor& shared_executor(int threads, heist::steal_policy policy) {
+  static std::mutex lock;
+  static std::map<std::pair<int, heist::steal_policy>, std::unique_ptr<heist::executor>> pools;
+  const std::lock_guard<std::mutex> guard(lock);
+  std::unique_ptr<heist::executor>& pool = pools[{threads, policy}];
+  if (!pool) {
+    heist::executor_options o;
+    o.num_workers = static_cast<std::size_t>(threads);
+    o.policy = policy;
+    o.name = "heist";
+    pool = std::make_unique<heist::executor>(o);
+  }
+  return *pool;
+}
+
 class heist_backend {
  public:
+  // trace: a fresh executor of its own that records spans (heist-bench --trace).
   explicit heist_backend(int threads,
                          heist::steal_policy policy = heist::steal_policy::sticky_random,
                          bool trace = false)
       : m_policy(policy) {
-    heist::executor_options o;
-    o.num_workers = static_cast<std::size_t>(threads);
-    o.policy = policy;
-    o.trace = trace;
-    o.name = "heist";
-    m_exec = std::make_unique<heist::executor>(o);
+    if (trace) {
+      heist::executor_options o;
+      o.num_workers = static_cast<std::size_t>(threads);
+      o.policy = policy;
+      o.trace = true;
+      o.name = "heist";
+      m_own = std::make_unique<heist::executor>(o);
+      m_exec = m_own.get();
+    } else {
+      m_exec = &shared_executor(threads, policy);
+    }
   }
   std::string name() const {
     return std::string(policy_name(m_policy)) + (m_use_blocking ? "" : " (no blocking())");
@@ -85,7 +111,8 @@ class heist_backend {
  private:
   heist::steal_policy m_policy;
   bool m_use_blocking = true;
-  std::unique_ptr<heist::executor> m_exec;
+  std::unique_ptr<heist::executor> m_own;
+  heist::executor* m_exec;
 };
 
 }  // namespace bench

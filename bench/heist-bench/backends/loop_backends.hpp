@@ -12,13 +12,15 @@
 #include <memory>
 #include <string>
 
+#include "heist_backend.hpp"
+
 namespace bench {
 
 class heist_loops {
  public:
   enum class kind { automatic, simple, fixed, affinity };
   heist_loops(int threads, kind k, std::size_t grain = 1) : m_kind(k), m_grain(grain) {
-    m_exec = std::make_unique<heist::executor>(static_cast<std::size_t>(threads));
+    m_exec = &shared_executor(threads, heist::steal_policy::sticky_random);
   }
   std::string name() const {
     switch (m_kind) {
@@ -90,7 +92,7 @@ class heist_loops {
   }
   kind m_kind;
   std::size_t m_grain;
-  std::unique_ptr<heist::executor> m_exec;
+  heist::executor* m_exec;
   std::map<std::size_t, std::unique_ptr<heist::affinity_partitioner>> m_affinity;
 };
 
