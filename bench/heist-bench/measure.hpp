@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -49,12 +50,16 @@ inline summary summarize(const std::vector<double>& v) {
   return s;
 }
 
-// CPU time (seconds) of every thread of this process but the calling one, from each
-// thread's /proc/self/task/<tid>/schedstat (nanoseconds on CPU): what a pool burns, whatever
-// its threads are, without the caller's own time and without the cross-thread accounting
-// lag of CLOCK_PROCESS_CPUTIME_ID (which made idle figures come out slightly negative).
-// Threads that exit in between are lost, so measure spans in which the pool's threads live.
-double other_threads_cpu_seconds();
+// CPU time of the process's threads other than the caller, from /proc/self/task/*/schedstat:
+// take a snapshot before a span and pass it to cpu_seconds_since() after. Per thread, so a
+// thread that exits in between (another runtime's retired helper) neither counts nor makes
+// the figure negative; one born in between counts in full. Unlike CLOCK_PROCESS_CPUTIME_ID,
+// no cross-thread accounting lag (which made idle figures come out slightly negative).
+struct thread_cpu_snapshot {
+  std::vector<std::pair<long, std::uint64_t>> ns_by_tid;  // sorted by tid
+};
+thread_cpu_snapshot other_threads_cpu();
+double cpu_seconds_since(const thread_cpu_snapshot& before);
 
 // Busy work the optimizer cannot remove: about `ns` nanoseconds of spinning on the clock.
 inline void spin_for_ns(std::int64_t ns) {

@@ -22,9 +22,9 @@ double idle_cpu_seconds(B& b, std::chrono::milliseconds idle) {
     done.notify_one();
   });
   done.wait(0, std::memory_order_acquire);
-  const double cpu0 = other_threads_cpu_seconds();
+  const thread_cpu_snapshot cpu0 = other_threads_cpu();
   std::this_thread::sleep_for(idle);
-  return other_threads_cpu_seconds() - cpu0;
+  return cpu_seconds_since(cpu0);
 }
 
 // Latency from post() into a sleeping pool to the task's first instruction, in seconds, one
@@ -84,7 +84,7 @@ trickle_result trickle(B& b, std::chrono::microseconds task_us, std::chrono::mic
                        std::chrono::milliseconds duration) {
   std::atomic<std::size_t> done{0};
   std::size_t posted = 0;
-  const double cpu0 = other_threads_cpu_seconds();
+  const thread_cpu_snapshot cpu0 = other_threads_cpu();
   const auto t0 = clock_type::now();
   auto next = t0;
   while (clock_type::now() - t0 < duration) {
@@ -99,7 +99,7 @@ trickle_result trickle(B& b, std::chrono::microseconds task_us, std::chrono::mic
   while (done.load(std::memory_order_acquire) != posted)
     std::this_thread::sleep_for(period_us);
   const double wall = seconds_since(t0);
-  const double pool_cpu = other_threads_cpu_seconds() - cpu0;
+  const double pool_cpu = cpu_seconds_since(cpu0);
   const double useful =
       static_cast<double>(posted) * std::chrono::duration<double>(task_us).count();
   return {pool_cpu / wall, useful / wall};
