@@ -1,6 +1,8 @@
 // The process-wide depot behind the per-thread task pools (see task_pool.hpp).
 #include "heist/detail/task_pool.hpp"
 
+#include <pthread.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -41,6 +43,13 @@ class depot {
     std::lock_guard<std::mutex> lock(m_lock);
     push_locked(b);
   }
+
+  // fork(): a worker of the parent may hold the lock at the moment of the fork, and the
+  // child, which has only the forking thread, would then block forever on its first
+  // take(). As glibc does for malloc, the forking thread takes the lock before the fork
+  // and releases it on both sides after.
+  void lock_for_fork() { m_lock.lock(); }
+  void unlock_after_fork() { m_lock.unlock(); }
 
   task_memory_stats stats() {
     std::lock_guard<std::mutex> lock(m_lock);
@@ -88,7 +97,15 @@ class depot {
 // Immortal: thread-exit destructors of task pools may run after static destructors.
 depot& the_depot() {
   alignas(depot) static std::byte storage[sizeof(depot)];
-  static depot* d = ::new (storage) depot();
+  // The fork handlers reach the depot through its storage, not through this function, so
+  // that a fork racing with this initialisation cannot block on its guard.
+  static depot* d = [] {
+    depot* made = ::new (storage) depot();
+    pthread_atfork([] { std::launder(reinterpret_cast<depot*>(storage))->lock_for_fork(); },
+                   [] { std::launder(reinterpret_cast<depot*>(storage))->unlock_after_fork(); },
+                   [] { std::launder(reinterpret_cast<depot*>(storage))->unlock_after_fork(); });
+    return made;
+  }();
   return *d;
 }
 
