@@ -478,7 +478,8 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
   }
   idle.prepare_sleep(c.m_sleeper);                   // S1, S2
   if (work_visible(c, a) || search_over(exec, w) ||  // S3
-      (visits_arenas(c, a, w) && exec.task_arena_needs_thread())) {
+      (visits_arenas(c, a, w) && exec.task_arena_needs_thread()) ||
+      (w == nullptr && c.m_spare && exec.spares_surplus())) {  // go back and retire
     if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
     return w == nullptr || w->disarm(c.m_parker);
   }
@@ -674,6 +675,11 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   if (moved) a.idle().notify_after_inject();
   // A task arena that still has work gets a visitor for the slot just freed.
   if (a.strict() && (moved || a.has_queued_work())) attract_visitor(a, true);
+  // This thread stops running the executor's tasks without searching first (an outside
+  // helper whose wait is over, a retiring stand-in, the end of task_arena::execute). If it
+  // ran the last task in flight after every worker went idle, nobody else would ever tell
+  // a wait_idle()/shutdown() caller: check for it here, as a searcher does.
+  a.exec().note_idle();
 }
 
 namespace {

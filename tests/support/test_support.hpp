@@ -44,6 +44,31 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
   return true;
 }
 
+// Starts ex.wait_idle() on its own thread once `ready()` holds, then calls `finish()`, which
+// lets the last task end. Returns whether wait_idle() returned within `timeout` of that. If
+// it did not (a lost quiescence wake-up), posts no-op tasks until it does, so that a failing
+// test ends instead of hanging.
+template <class Ready, class Finish>
+bool wait_idle_returns_after(heist::executor& ex, Ready ready, Finish finish,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  std::atomic<bool> returned{false};
+  if (!eventually(ready)) return false;
+  std::thread waiter([&] {
+    ex.wait_idle();
+    returned = true;
+  });
+  // Let the waiter find the last task in flight and go to sleep before it ends.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  finish();
+  const bool in_time = eventually([&] { return returned.load(); }, timeout);
+  while (!returned.load()) {
+    ex.post([] {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  waiter.join();
+  return in_time;
+}
+
 // parallel_for over `range` with partitioner number `kind` % 4: auto, simple, static, or
 // the caller's affinity partitioner `ap` (so repeated calls can replay its shares).
 template <class Range, class Body>

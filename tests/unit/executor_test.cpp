@@ -359,3 +359,27 @@ TEST(Executor, IdlePoolSleeps) {
     return s.workers[0].sleeps > 0 && s.workers[1].sleeps > 0;
   }));
 }
+
+// wait_idle() sleeps until some thread finds the pool quiescent. Here the last task ends on
+// a thread outside the pool that helps in task_group::wait, after the worker has gone idle:
+// that thread must wake the wait_idle() caller when it stops helping.
+TEST(Executor, WaitIdleWakesWhenAnOutsideHelperRunsTheLastTask) {
+  heist::executor ex(1);
+  std::atomic<bool> helper_took_it{false};
+  std::atomic<bool> release{false};
+  // Busy until the outside helper has taken the group's task, so the worker cannot take it.
+  ex.post([&] {
+    while (!helper_took_it.load())
+      std::this_thread::yield();
+  });
+  heist::task_group g(ex);
+  g.run([&] {
+    helper_took_it = true;
+    while (!release.load())
+      std::this_thread::sleep_for(1ms);
+  });
+  std::thread helper([&] { g.wait(); });
+  EXPECT_TRUE(heist_test::wait_idle_returns_after(
+      ex, [&] { return helper_took_it.load(); }, [&] { release = true; }));
+  helper.join();
+}

@@ -86,6 +86,14 @@ class executor_impl {
   // Called by a spare at each task boundary: true if it should stop (the thread it stood in
   // for is back). Claims the retirement atomically.
   bool spare_should_retire() noexcept;
+  // Whether more spares stand in than threads block (one of them should retire); a parking
+  // spare re-checks it after prepare_sleep. Pairs with leave_blocking through the idle lock:
+  // either the spare is listed when leave_blocking's wake_all runs, or it listed itself
+  // after, and then this read sees leave_blocking's decrement.
+  bool spares_surplus() const noexcept {
+    return m_spares_on_duty.load(std::memory_order_acquire) >
+           m_blocked.load(std::memory_order_acquire);
+  }
   std::size_t active_spares() const noexcept {
     return m_spares_on_duty.load(std::memory_order_relaxed);
   }
