@@ -512,9 +512,6 @@ bool park_restricted(thread_context& c, wait_context& w) {
   return w.disarm(c.m_parker);
 }
 
-// Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
-// stops (w == null). Spins, then yields, then parks. A top-level searcher of the default
-// arena also visits task arenas that need a thread.
 // Should a searcher that used up its budget keep yielding instead of parking? While a loop
 // runs in `a`, for up to k_loop_linger_ns from the first time this search asked.
 bool lingers_for_loop(const arena& a, std::int64_t& until) noexcept {
@@ -526,6 +523,9 @@ bool lingers_for_loop(const arena& a, std::int64_t& until) noexcept {
   return now < until;
 }
 
+// Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
+// stops (w == null). Spins, then yields, then parks. A top-level searcher of the default
+// arena also visits task arenas that need a thread.
 found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f) {
   executor_impl& exec = a.exec();
   idle_state& idle = a.idle();

@@ -95,15 +95,20 @@ class depot {
 };
 
 // Immortal: thread-exit destructors of task pools may run after static destructors.
+alignas(depot) std::byte g_depot_storage[sizeof(depot)];
+
+depot* stored_depot() noexcept {
+  return std::launder(reinterpret_cast<depot*>(g_depot_storage));
+}
+
 depot& the_depot() {
-  alignas(depot) static std::byte storage[sizeof(depot)];
   // The fork handlers reach the depot through its storage, not through this function, so
   // that a fork racing with this initialisation cannot block on its guard.
   static depot* d = [] {
-    depot* made = ::new (storage) depot();
-    pthread_atfork([] { std::launder(reinterpret_cast<depot*>(storage))->lock_for_fork(); },
-                   [] { std::launder(reinterpret_cast<depot*>(storage))->unlock_after_fork(); },
-                   [] { std::launder(reinterpret_cast<depot*>(storage))->unlock_after_fork(); });
+    depot* made = ::new (g_depot_storage) depot();
+    pthread_atfork([] { stored_depot()->lock_for_fork(); },
+                   [] { stored_depot()->unlock_after_fork(); },
+                   [] { stored_depot()->unlock_after_fork(); });
     return made;
   }();
   return *d;
