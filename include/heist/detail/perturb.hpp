@@ -1,0 +1,71 @@
+// perturb: the perturbation build's hooks. With -DHEIST_PERTURB=ON every named protocol step
+// of the scheduler (each publication, each park decision, each lease hand-back, each count
+// change that another thread reads) calls perturb::at(point). There, a per-thread generator
+// seeded from HEIST_PERTURB_SEED decides to do nothing, yield, or sleep a few microseconds:
+// the interleavings that a busy 64-core machine produces by itself become common on two
+// cores, and a protocol that depends on a step being quick fails in minutes instead of in a
+// user's production. The seed is printed once per process (stderr) so that a failing run
+// can be replayed; the thread interleaving is not fully deterministic, but the same seed
+// gives each thread the same sequence of delays.
+//
+// Tests can also install a hook per point (set_hook) to open one window on purpose: the
+// deterministic regression tests of tests/probe use it to reproduce a race at will.
+//
+// In a normal build HEIST_PERTURB_POINT expands to nothing and none of this is compiled.
+#pragma once
+
+#include <cstdint>
+
+#ifndef HEIST_PERTURB
+#define HEIST_PERTURB 0
+#endif
+
+namespace heist::detail::perturb {
+
+// Every named step. Keep perturb.cpp's names in the same order.
+enum class point : std::uint32_t {
+  spawn_pushed,          // a task is in the spawner's deque; the idle word not read yet
+  inject_pushed,         // a task is in an injection queue; no fence, no wake-up yet
+  admit_counted,         // a submission is counted in flight; the closed flag not read yet
+  sleep_listed,          // S1 done: listed and counted as sleeping; no re-check yet
+  sleep_before_park,     // S3 found nothing; about to block on the parker
+  wake_unlinked,         // a waker took a sleeper off the list; no signal sent yet
+  search_leaving,        // a searcher is about to stop searching (found work, or done)
+  group_finish_counted,  // a group's count reached zero; its waiter not signalled yet
+  group_waiter_woken,    // a waiter consumed its k_group signal; about to return
+  group_arming,          // a waiter is about to arm (publish its parker) on a group
+  isolate_rejected,      // an isolated waiter holds tasks of another region it popped
+  inject_rejected,       // an isolated consumer holds a task of another region it popped
+  lease_draining,        // a leased slot's leftovers move to the injection queue
+  lease_returned,        // a leased slot was given back; the arena not re-checked yet
+  visitor_attracting,    // new work in a task arena: about to look for a visitor
+  visit_entering,        // a worker is about to lease a task arena's slot
+  blocking_changed,      // the blocked-thread count changed; stand-ins not told yet
+  quiescence_check,      // a thread ran out of work; wait_idle() callers not checked yet
+  count
+};
+
+const char* name(point p) noexcept;
+
+#if HEIST_PERTURB
+// The delay (or hook) of one step. Out of line: it is a test build.
+void at(point p) noexcept;
+
+// A test's hook: called at `p` on every thread that reaches it, instead of the random delay,
+// until cleared (nullptr). Hooks must be installed while no heist thread is at that point.
+using hook_fn = void (*)(point, void* arg);
+void set_hook(point p, hook_fn fn, void* arg) noexcept;
+void clear_hooks() noexcept;
+// The seed in use (HEIST_PERTURB_SEED, or one drawn from the clock and printed).
+std::uint64_t seed() noexcept;
+// Turns the random delays off or on (hooks stay active); on by default.
+void set_random_delays(bool on) noexcept;
+#endif
+
+}  // namespace heist::detail::perturb
+
+#if HEIST_PERTURB
+#define HEIST_PERTURB_POINT(p) ::heist::detail::perturb::at(::heist::detail::perturb::point::p)
+#else
+#define HEIST_PERTURB_POINT(p) ((void)0)
+#endif
