@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/trace.hpp"
 
 namespace heist {
@@ -159,6 +160,7 @@ void executor_impl::admit_external(const thread_context& c) {
   // by its in-flight count (wait_quiescent): either this thread sees m_closed, or
   // shutdown sees this task in flight and waits for it. Nothing accepted is lost.
   shard.created.fetch_add(1, std::memory_order_seq_cst);
+  HEIST_PERTURB_POINT(admit_counted);
   if (HEIST_UNLIKELY(m_closed.load(std::memory_order_seq_cst)) &&
       !(c.m_exec == this && c.m_task_depth > 0)) {
     cancel_admission(c);
@@ -169,6 +171,24 @@ void executor_impl::admit_external(const thread_context& c) {
 void executor_impl::cancel_admission(const thread_context& c) noexcept {
   // release: see in_flight().
   shard_for(c).finished.fetch_add(1, std::memory_order_release);
+  note_idle();
+}
+
+void executor_impl::admit_leased(slot& s) {
+  // seq_cst store then seq_cst load, against shutdown's seq_cst store of m_closed followed
+  // by its fence and its read of the counters (wait_quiescent): either this thread sees
+  // m_closed, or shutdown's in-flight count includes this task and waits for it.
+  s.m_counters.created.bump_seq_cst();
+  HEIST_PERTURB_POINT(admit_counted);
+  if (HEIST_UNLIKELY(m_closed.load(std::memory_order_seq_cst))) {
+    cancel_leased_admission(s);
+    throw executor_closed("heist::executor: shut down, no new tasks are accepted");
+  }
+}
+
+void executor_impl::cancel_leased_admission(slot& s) noexcept {
+  // The counters only grow (in_flight's argument): undo the creation by counting a finish.
+  s.m_counters.finished.bump_release();
   note_idle();
 }
 
@@ -305,11 +325,14 @@ void executor_impl::unregister_arena(arena& a) {
 }
 
 arena* executor_impl::arena_to_visit(std::size_t start) noexcept {
-  std::lock_guard<std::mutex> lock(m_arenas_lock);
+  // Every search round of every idle worker asks: never wait for the lock here.
+  std::unique_lock<std::mutex> lock(m_arenas_lock, std::try_to_lock);
+  if (!lock.owns_lock()) return nullptr;
+  const bool can_steal = policy() != steal_policy::none;
   const std::size_t n = m_task_arenas.size();
   for (std::size_t k = 0; k < n; ++k) {
     arena* a = m_task_arenas[(start + k) % n];
-    if (a->has_free_slot() && a->has_queued_work()) {
+    if (a->has_free_slot() && a->has_work_for_visitor(can_steal)) {
       // relaxed under the lock: unregister_arena takes the lock before it waits for zero.
       a->m_visitors.fetch_add(1, std::memory_order_relaxed);
       return a;
@@ -321,8 +344,9 @@ arena* executor_impl::arena_to_visit(std::size_t start) noexcept {
 bool executor_impl::task_arena_needs_thread() noexcept {
   if (!has_task_arenas()) return false;
   std::lock_guard<std::mutex> lock(m_arenas_lock);
+  const bool can_steal = policy() != steal_policy::none;
   for (arena* a : m_task_arenas) {
-    if (a->has_free_slot() && a->has_queued_work()) return true;
+    if (a->has_free_slot() && a->has_work_for_visitor(can_steal)) return true;
   }
   return false;
 }
@@ -339,6 +363,7 @@ void executor_impl::enter_blocking() noexcept {
   // acq_rel: orders against spare_should_retire's reads (a relaxed hint would only delay
   // a retirement or a call, never lose one: each side re-reads in a CAS loop).
   const std::size_t blocked = m_blocked.fetch_add(1, std::memory_order_acq_rel) + 1;
+  HEIST_PERTURB_POINT(blocking_changed);
   std::size_t on_duty = m_spares_on_duty.load(std::memory_order_acquire);
   while (on_duty < blocked && on_duty < m_options.max_blocking_threads) {
     if (m_spares_on_duty.compare_exchange_weak(on_duty, on_duty + 1, std::memory_order_acq_rel)) {
@@ -350,10 +375,10 @@ void executor_impl::enter_blocking() noexcept {
 
 void executor_impl::leave_blocking() noexcept {
   const std::size_t blocked = m_blocked.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  HEIST_PERTURB_POINT(blocking_changed);
   // A stand-in is now surplus. If it sleeps (nothing to do), it would stay on duty until
-  // work arrives: wake the sleepers so that it retires now (the workers among them go back
-  // to sleep after one search).
-  if (m_spares_on_duty.load(std::memory_order_acquire) > blocked) idle().wake_all();
+  // work arrives: wake the sleeping stand-ins (only them) so that one retires now.
+  if (m_spares_on_duty.load(std::memory_order_acquire) > blocked) idle().wake_stand_ins();
 }
 
 bool executor_impl::spare_should_retire() noexcept {

@@ -1,64 +1,112 @@
 // Slow paths of the sleep protocol; see the protocol comment in detail/idle_state.hpp.
 #include "heist/detail/idle_state.hpp"
 
+#include <cassert>
+
+#include "heist/detail/perturb.hpp"
+
 namespace heist::detail {
+
+void idle_state::check_invariants() const noexcept {
+#ifndef NDEBUG
+  // Under m_lock. Sleepers listed = sleepers counted (per word), and roamers are a subset.
+  std::uint32_t roamers = 0, helpers = 0;
+  for (const sleeper* s = m_roamers; s != nullptr; s = s->m_next)
+    ++roamers;
+  for (const sleeper* s = m_helpers; s != nullptr; s = s->m_next)
+    ++helpers;
+  const std::uint64_t all = m_state.load(std::memory_order_relaxed);
+  const std::uint64_t roam = m_roaming.load(std::memory_order_relaxed);
+  assert(sleeping(all) == roamers + helpers && "sleepers listed = sleepers counted");
+  assert(sleeping(roam) == roamers && "roaming sleepers listed = counted");
+#endif
+}
 
 void idle_state::unlink(sleeper& s) noexcept {
   if (s.m_prev != nullptr) {
     s.m_prev->m_next = s.m_next;
   } else {
-    m_head = s.m_next;
+    head(s.m_kind) = s.m_next;
   }
   if (s.m_next != nullptr) s.m_next->m_prev = s.m_prev;
   s.m_prev = s.m_next = nullptr;
   s.m_listed = false;
 }
 
-bool idle_state::wake_one() noexcept {
+void idle_state::sleeper_to_searcher(sleeper& s) noexcept {
+  unlink(s);
+  // relaxed: ordered by m_lock against prepare_sleep/cancel_sleep; publishers only read the
+  // words as a hint (their correctness argument is about sleepers, see the header).
+  m_state.fetch_sub(k_one_sleeper - k_one_searcher, std::memory_order_relaxed);
+  if (roams(s.m_kind)) {
+    m_roaming.fetch_sub(k_one_sleeper - k_one_searcher, std::memory_order_relaxed);
+  }
+  check_invariants();
+}
+
+bool idle_state::wake_one(bool roamer_only) noexcept {
   parker* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(m_lock);
-    sleeper* s = m_head;
+    sleeper* s = m_roamers;
+    if (s == nullptr && !roamer_only) s = m_helpers;
     if (s == nullptr) return false;
-    unlink(*s);
     // The woken thread becomes a searcher now, before it runs, so that concurrent
     // publishers see a searcher and do not wake a second thread for the same work.
-    // relaxed: ordered by m_lock against prepare_sleep/cancel_sleep; publishers only
-    // read it as a hint (their correctness argument is about sleepers, see the header).
-    m_state.fetch_sub(k_one_sleeper - k_one_searcher, std::memory_order_relaxed);
+    sleeper_to_searcher(*s);
     p = s->m_parker;
   }
+  HEIST_PERTURB_POINT(wake_unlinked);
   // Outside the lock: the futex wake is a system call.
   p->signal(parker::k_work);
   return true;
 }
 
 void idle_state::wake_all() noexcept {
-  while (wake_one()) {
+  while (wake_one(false)) {
   }
 }
 
-void idle_state::prepare_sleep(sleeper& me) noexcept {
+void idle_state::wake_stand_ins() noexcept {
+  for (;;) {
+    parker* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(m_lock);
+      sleeper* s = m_roamers;
+      while (s != nullptr && s->m_kind != idle_kind::stand_in)
+        s = s->m_next;
+      if (s == nullptr) return;
+      sleeper_to_searcher(*s);
+      p = s->m_parker;
+    }
+    p->signal(parker::k_work);
+  }
+}
+
+void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
   {
     std::lock_guard<std::mutex> lock(m_lock);
+    me.m_kind = k;
+    sleeper*& h = head(k);
     me.m_prev = nullptr;
-    me.m_next = m_head;
-    if (m_head != nullptr) m_head->m_prev = &me;
-    m_head = &me;
+    me.m_next = h;
+    if (h != nullptr) h->m_prev = &me;
+    h = &me;
     me.m_listed = true;
-    // S1: seq_cst RMW; with the fence below it pairs with a publisher's fence (P2).
+    // S1: seq_cst RMWs; with the fence below they pair with a publisher's fence (P2).
     m_state.fetch_add(k_one_sleeper - k_one_searcher, std::memory_order_seq_cst);
+    if (roams(k)) m_roaming.fetch_add(k_one_sleeper - k_one_searcher, std::memory_order_seq_cst);
+    check_invariants();
   }
   // S2: orders S1 before the re-check loads of the queues (S3).
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  HEIST_PERTURB_POINT(sleep_listed);
 }
 
 bool idle_state::cancel_sleep(sleeper& me) noexcept {
   std::lock_guard<std::mutex> lock(m_lock);
   if (!me.m_listed) return false;  // a waker took us; its k_work signal is on its way
-  unlink(me);
-  // relaxed: as in wake_one.
-  m_state.fetch_sub(k_one_sleeper - k_one_searcher, std::memory_order_relaxed);
+  sleeper_to_searcher(me);
   return true;
 }
 

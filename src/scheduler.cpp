@@ -1,6 +1,7 @@
 // The scheduler: the worker loop, the search for work, sleeping, helping waits, visits to
-// task arenas, blocking() stand-ins, and the stack extension that lets helping recursion go
-// deeper than one stack. docs/design.md has the long version with diagrams.
+// task arenas and blocking() stand-ins. The stack extension that lets helping recursion go
+// deeper than one stack is in stack_extension.cpp. docs/design.md has the long version with
+// diagrams.
 //
 // Glossary
 //   worker   a thread the executor started; it occupies one slot (deque) of its arena.
@@ -38,17 +39,6 @@
 //   timeout instead. A thread without a slot of a task_arena never runs that arena's tasks
 //   (its concurrency limit); it only waits.
 //
-// Deep helping recursion
-//   Helping nests: wait -> run task -> task waits -> run task ... One child per level for
-//   100,000 levels needs far more than an 8 MiB stack. Before running a task inline, a
-//   helping thread checks its headroom (a quarter of its stack, at least 256 KiB, and at
-//   most k_max_help_depth nested tasks). Without headroom it hands the task to a stack
-//   extension: a fresh thread with its own 8 MiB stack that copies the caller's scheduling
-//   state (its slot, arena, group, isolation), runs the task, and ends; the caller blocks in
-//   pthread_join meanwhile. The nesting is strict (the caller resumes only when the
-//   extension is done, and only one of them touches the slot at a time), so it behaves like
-//   a segmented stack: no slot changes hands for good and no new deadlock can arise.
-//
 // Rejected alternatives: a global queue with a condition variable (note 000; every spawn
 // would take a lock); waking all sleepers on new work (burns CPU under a trickle); switching
 // stacks with ucontext (sanitizers lose track of fiber switches without annotations, and a
@@ -66,11 +56,13 @@
 #include "heist/detail/arena.hpp"
 #include "heist/detail/arena_lease.hpp"
 #include "heist/detail/executor_impl.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/trace.hpp"
 #include "heist/detail/wait_context.hpp"
 #include "heist/executor.hpp"
+#include "stack_extension.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -96,10 +88,6 @@ constexpr unsigned k_pause_per_round = 32;
 constexpr std::int64_t k_loop_linger_ns = 100'000;
 constexpr std::uint32_t k_inject_check_interval = 64;
 constexpr std::int64_t k_restricted_park_ns = 1'000'000;
-// Nested helping executions per stack before a stack extension takes over. TSan keeps a
-// shadow call stack of fixed size per thread, so its limit is lower.
-constexpr std::uint32_t k_max_help_depth = HEIST_TSAN ? 256 : 4096;
-constexpr std::size_t k_extension_stack_size = std::size_t{8} << 20;
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -115,20 +103,6 @@ inline std::uint64_t next_random(std::uint64_t& state) noexcept {
   state ^= state << 25;
   state ^= state >> 27;
   return state * 0x2545F4914F6CDD1DULL;
-}
-
-void init_stack_bounds(thread_context& c) noexcept {
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
-  void* addr = nullptr;
-  std::size_t size = 0;
-  if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-    // Below this address a helping wait hands its next task to a stack extension: keep a
-    // quarter of the stack (at least 256 KiB) for the task bodies themselves.
-    const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, size / 4);
-    c.m_stack_limit = reinterpret_cast<std::uintptr_t>(addr) + std::min(headroom, size);
-  }
-  pthread_attr_destroy(&attr);
 }
 
 // Which tasks a thread may take: anything, or only those of its isolation region.
@@ -190,73 +164,6 @@ thread_context& make_external_context() {
 
 arena& default_executor_arena() {
   return detail_impl(default_executor()).default_arena();
-}
-
-// --- stack headroom and stack extensions --------------------------------------------------
-namespace {
-
-HEIST_ALWAYS_INLINE bool stack_is_low(const thread_context& c) noexcept {
-  // m_stack_limit is 0 when the bounds are unknown: then only the depth limit applies.
-  return c.m_help_depth >= k_max_help_depth ||
-         reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) < c.m_stack_limit;
-}
-
-struct extension_call {
-  const thread_context* caller;
-  void (*fn)(void*);
-  void* arg;
-  std::exception_ptr error;
-};
-
-void* stack_extension_main(void* p) {
-  auto& call = *static_cast<extension_call*>(p);
-  {
-    thread_context c;
-    static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
-    c.m_worker_of = call.caller->m_worker_of;
-    c.m_worker_index = call.caller->m_worker_index;
-    c.m_home = call.caller->m_home;
-    init_stack_bounds(c);
-    t_context = &c;
-    try {
-      call.fn(call.arg);
-    } catch (...) {
-      call.error = std::current_exception();
-    }
-    t_context = nullptr;
-  }
-  return nullptr;
-}
-
-// Runs fn(arg) on a stack-extension thread while the caller blocks. Returns false if no
-// thread could be started (the caller then runs fn itself: a deep stack beats a lost task).
-bool run_on_stack_extension(thread_context& c, void (*fn)(void*), void* arg) {
-  extension_call call{&c, fn, arg, nullptr};
-  pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) return false;
-  pthread_attr_setstacksize(&attr, k_extension_stack_size);
-  pthread_t thread;
-  const int rc = pthread_create(&thread, &attr, &stack_extension_main, &call);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) return false;
-  pthread_join(thread, nullptr);  // happens-before: everything the extension did
-  if (call.error) std::rethrow_exception(call.error);
-  return true;
-}
-
-struct depth_guard {
-  thread_context& c;
-  explicit depth_guard(thread_context& ctx) noexcept : c(ctx) { ++c.m_help_depth; }
-  ~depth_guard() { --c.m_help_depth; }
-};
-
-}  // namespace
-
-void call_with_stack_headroom(void (*fn)(void*), void* arg) {
-  thread_context& c = current_context();
-  if (HEIST_UNLIKELY(stack_is_low(c)) && run_on_stack_extension(c, fn, arg)) return;
-  depth_guard depth(c);
-  fn(arg);
 }
 
 // --- running a task ------------------------------------------------------------------------
@@ -340,14 +247,55 @@ void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
 }
 
 // --- finding a task ------------------------------------------------------------------------
+// Pushes back tasks an isolated waiter popped and may not run (linked through m_next, the
+// most recently popped first, so pushing in list order restores the deque's order). A push
+// into an empty deque is a publication: a thief may have found the deque empty meanwhile and
+// gone to sleep, so it wakes a sleeper as a spawn would (issue 9, bug 4).
+void push_back_foreign(thread_context& c, task* list) noexcept {
+  arena& a = *c.m_arena;
+  bool woke = false;
+  while (list != nullptr) {
+    task* t = list;
+    list = t->m_next.load(std::memory_order_relaxed);
+    // The slots these tasks came from are free, so the push cannot need to grow: it cannot
+    // throw.
+    const bool was_empty = c.m_slot->m_deque.push(t);
+    if (was_empty && !woke) {
+      woke = true;
+      a.idle().notify_after_spawn(true);
+      if (a.strict()) attract_visitor(a);
+    }
+  }
+}
+
+// An isolated waiter's own deque may hold tasks of outer regions above tasks of its own
+// (a task of another region spawned onto it in between). Pops until a task of the waiter's
+// region or the bottom, then puts the others back in their order: a task of the region is
+// found wherever it lies (oneTBB scans the local deque the same way). Issue 9, bug 3.
+HEIST_NOINLINE task* dig_for_region(thread_context& c, const task_filter& f, task* t) noexcept {
+  task* foreign = nullptr;  // popped tasks of other regions, the latest first
+  while (t != nullptr && !f.accepts(t)) {
+    HEIST_PERTURB_POINT(isolate_rejected);
+    // relaxed: the task is this thread's until it is pushed back (the push publishes).
+    t->m_next.store(foreign, std::memory_order_relaxed);
+    foreign = t;
+    t = c.m_slot->m_deque.pop();
+  }
+  // Reverse, so that the task popped last (the deepest) goes back first.
+  task* in_order = nullptr;
+  while (foreign != nullptr) {
+    task* next = foreign->m_next.load(std::memory_order_relaxed);
+    foreign->m_next.store(in_order, std::memory_order_relaxed);
+    in_order = foreign;
+    foreign = next;
+  }
+  push_back_foreign(c, in_order);
+  return t;
+}
+
 task* pop_own(thread_context& c, const task_filter& f) noexcept {
   task* t = c.m_slot->m_deque.pop();
-  if (t != nullptr && !f.accepts(t)) {
-    // The top belongs to an outer region: put it back (the slot it came from is free,
-    // so the push cannot need to grow) and take nothing from the own deque.
-    c.m_slot->m_deque.push(t);
-    return nullptr;
-  }
+  if (HEIST_UNLIKELY(t != nullptr && !f.accepts(t))) return dig_for_region(c, f, t);
   return t;
 }
 
@@ -439,6 +387,26 @@ bool visits_arenas(const thread_context& c, arena& a, wait_context* w) noexcept 
   return w == nullptr && !a.strict() && c.m_worker_of == &a.exec();
 }
 
+// The idle kind a registered searcher of `a` counts as (idle_state.hpp).
+idle_kind kind_of(const thread_context& c, arena& a, wait_context* w) noexcept {
+  if (!visits_arenas(c, a, w)) return idle_kind::helper;
+  return c.m_spare ? idle_kind::stand_in : idle_kind::roamer;
+}
+
+// L1-L2 of the protocol (idle_state.hpp): the caller stops searching `a`. If it was the last
+// searcher of its kind and threads of that kind sleep, it looks once more, after a fence, at
+// what they could take, and wakes one if anything is there: a publisher that saw it
+// searching woke nobody (issue 9, bug 5).
+void leave_search(arena& a, idle_kind k) noexcept {
+  HEIST_PERTURB_POINT(search_leaving);
+  const idle_state::last_look look = a.idle().end_search(k);
+  if (HEIST_LIKELY(!look.needed())) return;
+  // L2: pairs with the publishers' fence P2 (and attract_visitor's).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (look.any && a.has_queued_work()) a.idle().wake_one(false);
+  if (look.visitors && a.exec().task_arena_needs_thread()) a.idle().wake_one(true);
+}
+
 // The end condition of a search: `w` done, or (no w) the executor stopping.
 bool search_over(executor_impl& exec, wait_context* w) noexcept {
   return w != nullptr ? w->done() : exec.stopping();
@@ -455,6 +423,7 @@ enum class arm_outcome {
   poll,      // another thread already sleeps on `w`: paused briefly, search again
 };
 arm_outcome arm_waiter(thread_context& c, wait_context& w) {
+  HEIST_PERTURB_POINT(group_arming);
   switch (w.arm(&c.m_parker)) {
     case wait_context::arm_result::done:
       return arm_outcome::finished;
@@ -476,23 +445,24 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
     const arm_outcome armed = arm_waiter(c, *w);
     if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
   }
-  idle.prepare_sleep(c.m_sleeper);                   // S1, S2
-  if (work_visible(c, a) || search_over(exec, w) ||  // S3
+  idle.prepare_sleep(c.m_sleeper, kind_of(c, a, w));  // S1, S2
+  if (work_visible(c, a) || search_over(exec, w) ||   // S3
       (visits_arenas(c, a, w) && exec.task_arena_needs_thread()) ||
       (w == nullptr && c.m_spare && exec.spares_surplus())) {  // go back and retire
     if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
     return w == nullptr || w->disarm(c.m_parker);
   }
   if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
+  HEIST_PERTURB_POINT(sleep_before_park);
   // S4
   const std::uint32_t why =
       c.m_parker.wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
   if ((why & parker::k_group) != 0) {
+    HEIST_PERTURB_POINT(group_waiter_woken);
     // The wait is over. Leave the list, or consume the k_work of a waker who took us.
     if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
       c.m_parker.wait_for(parker::k_work);
     }
-    w->clear_sleeping_bit();
     return false;
   }
   // k_work: a waker took us out of the list and made us a searcher.
@@ -506,7 +476,7 @@ bool park_restricted(thread_context& c, wait_context& w) {
   const arm_outcome armed = arm_waiter(c, w);
   if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
   if (c.m_parker.wait_for(parker::k_group, k_restricted_park_ns) != 0) {
-    w.clear_sleeping_bit();
+    HEIST_PERTURB_POINT(group_waiter_woken);
     return false;
   }
   return w.disarm(c.m_parker);
@@ -531,7 +501,12 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   idle_state& idle = a.idle();
   const bool registered = !f.restricted();
   const bool visitor = visits_arenas(c, a, w);
-  if (registered) idle.begin_search();
+  const idle_kind kind = kind_of(c, a, w);
+  if (registered) idle.begin_search(kind);
+  // Every exit below stops searching: a registered searcher goes through leave_search.
+  auto leave = [&] {
+    if (registered) leave_search(a, kind);
+  };
   if (w == nullptr) exec.note_idle();
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
   std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
@@ -541,19 +516,20 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     found_task found = search_once(c, a, f, contention);
     if (found.t != nullptr) {
       if (self != nullptr && self->m_idle_rounds < k_max_idle_rounds) ++self->m_idle_rounds;
-      if (registered && idle.end_search() && found.more) idle.wake_one();
+      leave();
       return found;
     }
     if (search_over(exec, w)) {
-      if (registered) idle.end_search();
+      leave();
       return {};
     }
     if (visitor && exec.has_task_arenas()) {
       if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {
         // Busy while visiting: not a searcher of the home arena meanwhile.
-        idle.end_search();
+        HEIST_PERTURB_POINT(visit_entering);
+        leave();
         visit(c, *x);
-        idle.begin_search();
+        idle.begin_search(kind);
         round = 0;
         continue;
       }
@@ -571,12 +547,12 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     // A surplus stand-in retires instead of parking (its worker is back, and nothing is left
     // to do): spare_main hands its slot back.
     if (w == nullptr && c.m_spare && exec.spare_should_retire()) {
-      if (registered) idle.end_search();
+      leave();
       return {};
     }
     const bool again = registered ? park_registered(c, a, w) : park_restricted(c, *w);
     if (!again) {
-      if (registered) idle.end_search();
+      leave();
       return {};
     }
     // Woken for new work: search with the full budget again.
@@ -616,17 +592,17 @@ bool visit(thread_context& c, arena& x) {
 }  // namespace
 
 // --- spawning into arenas ---------------------------------------------------------------------
-void attract_visitor(arena& a, bool fenced) noexcept {
-  // A strict arena with a free slot: wake a worker of the executor to come and help. The
-  // worker's re-check before sleeping includes task_arena_needs_thread(), so this is the
-  // same Dekker pair as for the default arena.
+void attract_visitor(arena& a) noexcept {
+  // New work in strict arena `a`: if it has a free slot, wake a roamer of the executor (a
+  // worker or stand-in between tasks: only they visit) to come and help.
+  HEIST_PERTURB_POINT(visitor_attracting);
+  // P2 for roamers: pairs with their S2 (their S3 re-check includes task_arena_needs_thread)
+  // and their L2; and with end_lease's fence after a slot is given back (the store-buffer
+  // pair "publish work, then read the occupants" against "free the slot, then read the
+  // queues": one of the two sides sees the other's write).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!a.has_free_slot()) return;
-  idle_state& home = a.exec().idle();
-  if (fenced) {
-    home.notify_after_inject();
-  } else {
-    home.notify_after_spawn(true);
-  }
+  a.exec().idle().notify_visitor_wanted();
 }
 
 void abandon_task(thread_context& c, task* t) noexcept {
@@ -644,8 +620,9 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
       static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) * 0x9E3779B97F4A7C15ULL;
   if (a.strict()) a.count_injected();
   a.inject().push(t, static_cast<std::size_t>(h >> 40));
+  HEIST_PERTURB_POINT(inject_pushed);
   a.idle().notify_after_inject();
-  if (a.strict()) attract_visitor(a, true);
+  if (a.strict()) attract_visitor(a);
 }
 
 slot* begin_lease(thread_context& c, arena& a) noexcept {
@@ -662,6 +639,7 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   // Leftovers (tasks spawned in the scope and not waited for there) go to the injection
   // queue, oldest first, so that an unoccupied slot never holds work (with steal_policy
   // none nobody would take it).
+  HEIST_PERTURB_POINT(lease_draining);
   bool moved = false;
   for (;;) {
     const steal_result<task*> r = s.m_deque.steal();
@@ -672,9 +650,17 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   }
   static_cast<scheduling_state&>(c) = saved;
   a.give_back(s);
+  HEIST_PERTURB_POINT(lease_returned);
   if (moved) a.idle().notify_after_inject();
-  // A task arena that still has work gets a visitor for the slot just freed.
-  if (a.strict() && (moved || a.has_queued_work())) attract_visitor(a, true);
+  if (a.strict()) {
+    // A task arena that still has work gets a visitor for the slot just freed. seq_cst
+    // fence between giving the slot back (an RMW of the occupant count) and reading the
+    // queues: pairs with attract_visitor's fence between publishing and reading the
+    // occupants. Without it both sides could read the old values (x86's locked RMW hides
+    // this; ARM would not), and the work would wait for the next publication.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (moved || a.has_queued_work()) attract_visitor(a);
+  }
   // This thread stops running the executor's tasks without searching first (an outside
   // helper whose wait is over, a retiring stand-in, the end of task_arena::execute). If it
   // ran the last task in flight after every worker went idle, nobody else would ever tell

@@ -92,6 +92,13 @@ class arena {
     return false;
   }
 
+  // Work a visiting thread could take: queued tasks, but with steal_policy::none only the
+  // injection queue's (a visitor that cannot steal would find the deques' tasks out of reach
+  // and come back for them forever).
+  bool has_work_for_visitor(bool can_steal) const noexcept {
+    return can_steal ? has_queued_work() : m_inject.size() != 0;
+  }
+
   // Counts of a strict arena's tasks, for task_arena's destructor (its tasks run only on
   // its slots, so the slots' counters plus injections cover them).
   void count_injected() noexcept { m_injected.fetch_add(1, std::memory_order_release); }

@@ -17,6 +17,7 @@
 #include "heist/detail/arena.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/idle_state.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/slot.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/trace.hpp"
@@ -45,6 +46,11 @@ class executor_impl {
   void admit_external(const thread_context& c);
   // Undoes admit_external when building the task failed.
   void cancel_admission(const thread_context& c) noexcept;
+  // A task is entering through leased slot `s` from a thread that runs no task of this
+  // executor (spawn.hpp): counts it as created on `s`, then throws executor_closed if
+  // shutdown began. And its undo.
+  void admit_leased(slot& s);
+  void cancel_leased_admission(slot& s) noexcept;
   // A thread without a slot finished (ran or skipped) a task.
   void count_external_finished(const thread_context& c, bool executed) noexcept;
   void count_external_steal(bool success) noexcept;
@@ -58,6 +64,7 @@ class executor_impl {
   // Called when a thread runs out of work: wakes wait_idle()/shutdown() callers if the
   // executor became quiescent.
   void note_idle() noexcept {
+    HEIST_PERTURB_POINT(quiescence_check);
     // seq_cst fence between this thread's last "finished" count and its read of the
     // waiter count; pairs with the fence in wait_quiescent (a Dekker pair).
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -73,8 +80,10 @@ class executor_impl {
   bool has_task_arenas() const noexcept {
     return m_task_arena_count.load(std::memory_order_acquire) != 0;
   }
-  // A task arena with queued work and a free slot, now counted as visited by the caller
-  // (arena::m_visitors), or nullptr. `start` rotates the scan for fairness.
+  // A task arena with work a visitor can take and a free slot, now counted as visited by the
+  // caller (arena::m_visitors), or nullptr. `start` rotates the scan for fairness. A hint
+  // taken with try_lock (nullptr when the list is busy): the re-check before sleeping,
+  // task_arena_needs_thread, is the one that must not miss an arena.
   arena* arena_to_visit(std::size_t start) noexcept;
   // Is any task arena waiting for a thread? (the sleep protocol's re-check)
   bool task_arena_needs_thread() noexcept;

@@ -1,33 +1,60 @@
-// idle_state: how idle threads of one executor go to sleep and get woken, without losing a
-// wake-up and without waking anyone while somebody is already looking for work.
+// idle_state: the one owner of sleeping and waking for one arena. Every rule about who
+// sleeps, whom a publication wakes, and who must look once more before it stops searching
+// lives here and in src/idle_state.cpp; the scheduler asks ("I found nothing and will
+// park", "I published work into this arena", "I stop searching") instead of touching counters.
 //
-// Glossary. A thread is *busy* (running a task), *searching* (out of local work, trying
-// the injection queues and other deques), or *sleeping* (parked in this object's list).
-// One atomic word counts searching and sleeping threads; only idle transitions touch it,
-// so the spawn fast path merely reads it.
+// Kinds of idle thread. A thread is *busy* (running a task), *searching* (out of local work,
+// trying the injection queues and other deques), or *sleeping* (parked in this object's
+// lists). What it can take decides its kind:
+//   roamer    a worker or blocking() stand-in between tasks in its executor's default
+//             arena: takes any task of the arena, and visits task arenas that have work and
+//             a free slot. Only roamers can answer a task arena's call for a visitor.
+//   helper    a thread in a helping wait (task_group::wait, future::get) registered in this
+//             arena: takes the arena's tasks, and also wakes when its group finishes.
+//   (restricted waiters - inside isolate(), or without a slot of a task_arena - may not take
+//   every task of the arena; they are never listed and poll their group at 1 ms instead,
+//   see scheduler.cpp. A wake-up for work they cannot take would be lost on them.)
+// Roamers and helpers sleep in separate lists, so that a publication for work only a roamer
+// can take never lands on a helper (issue 9, bug 1).
+//
+// Counters. m_state counts searching and sleeping threads of both kinds; m_roaming counts
+// the roamers among them. Only idle transitions write them; the spawn fast path reads one.
 //
 // Protocol (docs/design.md, "Sleeping and waking", has the proof sketch):
-//   Sleeper                                   Publisher (external submit)
-//   S1 searching -> sleeping: lock the list,  P1 publish the task (bucket push, under its
-//      push self, m_state += sleeper-searcher    lock; the bucket's size is an atomic)
-//      (seq_cst RMW), unlock                  P2 seq_cst fence
-//   S2 seq_cst fence                          P3 load m_state
-//   S3 re-check every queue; if anything is   P4 if nobody searches and somebody sleeps:
-//      there, cancel (S1 undone) and search      wake_one(): lock, pop a sleeper, turn it
-//   S4 park until the k_work signal              into a searcher, unlock, signal its parker
-// The two fences are ordered in the single total order S. If P2 comes first, S3 sees the
-// task. If S2 comes first, P3 sees the sleeper (or a searcher, who will run S3 itself
-// before it can sleep), so P4 wakes somebody. Either way the task is not stranded.
-// Invariant: while a published task is queued, some thread is busy, searching, or being
-// woken.
+//   Sleeper                                   Publisher
+//   S1 lock the list, push self, move self     P1 publish the task (deque push, bucket push,
+//      searching -> sleeping in both words        under the bucket's count)
+//      (seq_cst RMW), unlock                   P2 seq_cst fence (or: a seq_cst push into an
+//   S2 seq_cst fence                              empty deque followed by a seq_cst load)
+//   S3 re-check every queue the thread's kind  P3 load the word of the kinds that can take
+//      can take; if anything is there, cancel     the task (m_state; m_roaming for a task
+//      (S1 undone) and search                     arena's work)
+//   S4 park until the k_work signal           P4 if nobody of those kinds searches and one
+//                                                sleeps: wake one of them
+//   Leaver (L): a searcher that stops searching for any reason (found a task, its wait is
+//   over, it retires, it goes visiting)
+//   L1 decrement its searching count (RMW)
+//   L2 if it was the last searcher of its kind's word and that word shows sleepers:
+//      seq_cst fence, re-check the queues that kind can take, wake one if anything is there
+// Claims and why:
+//   - No lost publication to a sleeper: the fences of S2 and P2 are ordered in the single
+//     total order S. If P2 comes first, S3 sees the task. If S2 comes first, P3 sees the
+//     sleeper in S1's word, or a searcher.
+//   - No lost publication to a searcher: a publisher that saw a searcher woke nobody. That
+//     searcher either sleeps (S1-S3 re-check), or leaves. The last one to leave runs L2: if
+//     its fence precedes P2, P3 sees the count without it (and wakes if it was the last);
+//     if P2 precedes it, L2's re-check sees the task. Searchers that are not last leave the
+//     duty to the last.
+//   Hence the invariant: while a published task is queued, some thread that can take it is
+//   busy, searching, or being woken.
 //
 // Spawns from inside a task: a push into an *empty* deque is a seq_cst store followed by a
-// seq_cst load of the idle word (notify_after_spawn(true)), which forms the same Dekker pair
-// with S1-S3 without a separate fence. A push onto a non-empty deque needs nothing: any
-// sleeper's re-check already saw that deque non-empty. (One window stays open: a thief
-// empties the deque between the owner's read of top and its push, which the owner then
-// does not treat as "into empty". The task is never lost, its owner pops it; at worst
-// parallelism waits for the next spawn.) External submissions always fence.
+// seq_cst load of the idle word (notify_after_spawn(true)), the same Dekker pair without a
+// separate fence. A push onto a non-empty deque needs nothing: any sleeper's re-check
+// already saw that deque non-empty. (One window stays open: a thief empties the deque
+// between the owner's read of top and its push, which the owner then does not treat as
+// "into empty". The task is never lost, its owner pops it; at worst parallelism waits for
+// the next spawn.) External submissions always fence.
 #pragma once
 
 #include <atomic>
@@ -39,12 +66,23 @@
 
 namespace heist::detail {
 
-// A thread's entry in the sleeper list; lives in its thread_context.
+enum class idle_kind : std::uint8_t {
+  roamer,    // a worker or stand-in between tasks: any work of the arena, and task arenas
+  helper,    // a helping waiter: this arena's work, and its group's end
+  stand_in,  // a roamer that is a blocking() stand-in (may be told to retire)
+};
+
+inline bool roams(idle_kind k) noexcept {
+  return k != idle_kind::helper;
+}
+
+// A thread's entry in a sleeper list; lives in its thread_context.
 struct sleeper {
   parker* m_parker = nullptr;
   sleeper* m_prev = nullptr;
   sleeper* m_next = nullptr;
-  bool m_listed = false;  // guarded by idle_state::m_lock
+  idle_kind m_kind = idle_kind::roamer;  // set by prepare_sleep
+  bool m_listed = false;                 // guarded by idle_state::m_lock
 };
 
 class idle_state {
@@ -57,42 +95,68 @@ class idle_state {
     return static_cast<std::uint32_t>(s >> 32);
   }
 
+  // --- publishers -----------------------------------------------------------------------
   // After a spawn from inside a task (see the file comment). was_empty: the push was the
   // seq_cst push into an empty deque, so this load is seq_cst too (a plain load on x86).
   HEIST_ALWAYS_INLINE void notify_after_spawn(bool was_empty) noexcept {
     const std::uint64_t s =
         m_state.load(was_empty ? std::memory_order_seq_cst : std::memory_order_relaxed);
-    if (HEIST_UNLIKELY(searching(s) == 0 && sleeping(s) != 0)) wake_one();
+    if (HEIST_UNLIKELY(searching(s) == 0 && sleeping(s) != 0)) wake_one(false);
   }
 
   // After publishing a task from outside (P2-P4).
   void notify_after_inject() noexcept {
-    // P2: pairs with the sleeper's fence S2 (see the file comment).
+    // P2: pairs with the sleeper's fence S2 and the leaver's fence L2.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    if (searching(s) == 0 && sleeping(s) != 0) wake_one();
+    if (searching(s) == 0 && sleeping(s) != 0) wake_one(false);
   }
 
-  // Wakes one sleeper, turning it into a searcher; false if none sleeps.
-  bool wake_one() noexcept;
+  // A task arena has work and a free slot (P3-P4 for roamers). The caller has fenced after
+  // publishing (attract_visitor in scheduler.cpp).
+  void notify_visitor_wanted() noexcept {
+    const std::uint64_t s = m_roaming.load(std::memory_order_relaxed);
+    if (searching(s) == 0 && sleeping(s) != 0) wake_one(true);
+  }
+
+  // Wakes one sleeper (a roamer if `roamer_only`, else a roamer first and then a helper),
+  // turning it into a searcher; false if none of those sleeps.
+  bool wake_one(bool roamer_only) noexcept;
   // Wakes everybody (shutdown).
   void wake_all() noexcept;
+  // Wakes the sleeping blocking() stand-ins, so that a surplus one retires.
+  void wake_stand_ins() noexcept;
 
-  void begin_search() noexcept {
+  // --- searchers ------------------------------------------------------------------------
+  void begin_search(idle_kind k) noexcept {
     // relaxed: the count only suppresses wake-ups; a searcher always runs S1-S3 before it
-    // can sleep, and S1 is a seq_cst RMW on this same word.
+    // can sleep or L1-L2 before it stops, and both end in a seq_cst fence.
     m_state.fetch_add(k_one_searcher, std::memory_order_relaxed);
+    if (roams(k)) m_roaming.fetch_add(k_one_searcher, std::memory_order_relaxed);
   }
-  // Returns true if this was the last searcher and somebody sleeps: the caller, which found
-  // work, should wake one more thread if more work is visible (wake propagation).
-  bool end_search() noexcept {
-    // relaxed: as begin_search.
+  // L1. Returns what L2 must re-check: nothing, this arena's queues (`any`), or task arenas
+  // wanting a visitor (`visitors`), or both. The caller (scheduler.cpp, leave_search) does the
+  // fence and the re-check, since only it knows the queues.
+  struct last_look {
+    bool any = false;
+    bool visitors = false;
+    bool needed() const noexcept { return any || visitors; }
+  };
+  last_look end_search(idle_kind k) noexcept {
+    last_look look;
+    // relaxed: ordered before L2's fence, which is all the argument needs. The roaming word
+    // first (begin_search adds to it last), so a roamer is never counted there alone.
+    if (roams(k)) {
+      const std::uint64_t r = m_roaming.fetch_sub(k_one_searcher, std::memory_order_relaxed);
+      look.visitors = searching(r) == 1 && sleeping(r) != 0;
+    }
     const std::uint64_t prev = m_state.fetch_sub(k_one_searcher, std::memory_order_relaxed);
-    return searching(prev) == 1 && sleeping(prev) != 0;
+    look.any = searching(prev) == 1 && sleeping(prev) != 0;
+    return look;
   }
 
-  // S1 and S2: from searching to sleeping.
-  void prepare_sleep(sleeper& me) noexcept;
+  // S1 and S2: from searching to sleeping, as a thread of kind `k`.
+  void prepare_sleep(sleeper& me, idle_kind k) noexcept;
   // Undo S1 after a successful re-check or a wake for another reason. Returns true if it
   // removed `me` from the list itself (the caller is a searcher again); false if a waker
   // already did (the caller is a searcher too, and a k_work signal is on its way: consume
@@ -100,13 +164,23 @@ class idle_state {
   bool cancel_sleep(sleeper& me) noexcept;
 
   std::uint64_t snapshot() const noexcept { return m_state.load(std::memory_order_relaxed); }
+  std::uint64_t roaming_snapshot() const noexcept {
+    return m_roaming.load(std::memory_order_relaxed);
+  }
 
  private:
+  sleeper*& head(idle_kind k) noexcept { return roams(k) ? m_roamers : m_helpers; }
   void unlink(sleeper& s) noexcept;
+  // Under m_lock: `s` leaves its list and becomes a searcher.
+  void sleeper_to_searcher(sleeper& s) noexcept;
+  void check_invariants() const noexcept;
 
   alignas(k_cache_line) std::atomic<std::uint64_t> m_state{0};
+  std::atomic<std::uint64_t> m_roaming{0};
   alignas(k_cache_line) std::mutex m_lock;
-  sleeper* m_head = nullptr;  // most recent sleeper first: it has the warmest cache
+  // Most recent sleeper first: it has the warmest cache. Guarded by m_lock.
+  sleeper* m_roamers = nullptr;
+  sleeper* m_helpers = nullptr;
 };
 
 }  // namespace heist::detail

@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "heist/detail/config.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/spin_lock.hpp"
 #include "heist/detail/task.hpp"
 
@@ -93,7 +94,7 @@ class injection_queue {
     }
 
     // Consumer, under m_consumer. The oldest task, or nullptr if empty or if the oldest is
-    // still being linked by its producer.
+    // still being linked by its producer. The count is the caller's to lower.
     task* pop_one() noexcept {
       task* tail = m_tail;
       // acquire: pairs with the producer's release store of the link.
@@ -106,7 +107,7 @@ class injection_queue {
       }
       if (next != nullptr) {
         m_tail = next;
-        return taken(tail);
+        return tail;
       }
       // `tail` may be the last task. acquire: pairs with the producers' exchange.
       if (tail != m_head.load(std::memory_order_acquire)) return nullptr;  // a link pending
@@ -116,24 +117,27 @@ class injection_queue {
       next = tail->m_next.load(std::memory_order_acquire);
       if (next == nullptr) return nullptr;  // another producer slipped in; next time
       m_tail = next;
-      return taken(tail);
+      return tail;
     }
 
     template <class Accept>
     task* pop_matching(Accept& accept) noexcept {
-      // Look at most at the tasks queued now: skipped ones go back to the end.
+      // Look at most at the tasks queued now: skipped ones go back to the end. A skipped task
+      // stays counted while it is out (it is re-linked, not pushed): a searcher that reads the
+      // count meanwhile must not conclude the bucket is empty and go to sleep on it (issue 9,
+      // bug 4).
       for (std::size_t n = m_size.load(std::memory_order_relaxed); n > 0; --n) {
         task* t = pop_one();
         if (t == nullptr) return nullptr;
-        if (accept(t)) return t;
-        push(t);
+        if (accept(t)) {
+          m_size.fetch_sub(1, std::memory_order_relaxed);
+          return t;
+        }
+        HEIST_PERTURB_POINT(inject_rejected);
+        t->m_next.store(nullptr, std::memory_order_relaxed);
+        link(t);
       }
       return nullptr;
-    }
-
-    task* taken(task* t) noexcept {
-      m_size.fetch_sub(1, std::memory_order_relaxed);
-      return t;
     }
 
     // Producers' side and consumers' side on separate lines.

@@ -221,7 +221,7 @@ class range_pool {
 // executor counts too if the arena has a free slot for it).
 inline bool loop_demand(arena& a) noexcept {
   const thread_context* c = t_context;
-  if (c != nullptr && c->m_slot != nullptr) return c->m_slot->m_deque.empty();
+  if (c != nullptr && c->m_slot != nullptr && c->m_arena == &a) return c->m_slot->m_deque.empty();
   if (a.idle().snapshot() != 0) return true;  // somebody is searching or sleeping
   return a.strict() && a.has_free_slot() && a.exec().idle().snapshot() != 0;
 }

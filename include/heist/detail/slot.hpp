@@ -33,6 +33,11 @@ class owner_counter {
   void bump_release() noexcept {
     m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
+  // seq_cst: for admissions from a leased slot, one half of a Dekker pair with shutdown()
+  // (executor_impl::admit_leased).
+  void bump_seq_cst() noexcept {
+    m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
   std::uint64_t load(std::memory_order order = std::memory_order_relaxed) const noexcept {
     return m_value.load(order);
   }

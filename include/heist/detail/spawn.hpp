@@ -11,6 +11,7 @@
 
 #include "heist/detail/arena.hpp"
 #include "heist/detail/executor_impl.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/task.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/wait_context.hpp"
@@ -20,8 +21,8 @@ namespace heist::detail {
 // --- out-of-line entry points (src/scheduler.cpp) -----------------------------------------
 // Queues `t` on `a`'s injection queue and wakes a sleeper if needed.
 void inject(arena& a, const thread_context& c, task* t) noexcept;
-// New work in task arena `a`: if it has a free slot, wake a worker of the executor to visit.
-void attract_visitor(arena& a, bool fenced) noexcept;
+// New work in task arena `a`: if it has a free slot, wake a roamer of the executor to visit.
+void attract_visitor(arena& a) noexcept;
 // Helping wait: the calling thread runs tasks until `w` is done.
 void help_until(arena& a, wait_context& w);
 // Runs fn(arg) on a fresh stack when the calling thread's stack is nearly used up
@@ -107,9 +108,20 @@ template <class Job, class... Args>
 void spawn(arena& a, wait_context* group, Args&&... args) {
   thread_context& c = current_context();
   if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
-    task* t = build_task<Job>(c, group, std::forward<Args>(args)...);
+    // A thread holding a leased slot outside any task of this executor (run_and_wait's
+    // function, task_arena::execute's body, a helping wait between tasks) is outside the
+    // executor: after shutdown began its submissions are refused like any outsider's.
+    const bool outside = HEIST_UNLIKELY(c.m_task_depth == 0);
+    if (outside) a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
+    task* t;
+    try {
+      t = build_task<Job>(c, group, std::forward<Args>(args)...);
+    } catch (...) {
+      if (outside) a.exec().cancel_leased_admission(*c.m_slot);
+      throw;
+    }
     if (group != nullptr) group->add(1);
-    c.m_slot->m_counters.created.bump();
+    if (!outside) c.m_slot->m_counters.created.bump();
     bool was_empty;
     try {
       was_empty = c.m_slot->m_deque.push(t);
@@ -117,8 +129,10 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
       abandon_task(c, t);
       throw;
     }
+    HEIST_PERTURB_POINT(spawn_pushed);
     a.idle().notify_after_spawn(was_empty);
-    if (HEIST_UNLIKELY(a.strict())) attract_visitor(a, false);
+    // A push onto a non-empty deque needs no visitor: whoever saw the earlier task does.
+    if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
     return;
   }
   executor_impl& exec = a.exec();

@@ -2,13 +2,19 @@
 // of unfinished tasks, cancellation, the first exception) and of a future (count 1).
 //
 // The count and a "waiter sleeps" bit share one atomic word, so that the task finishing
-// last learns in the same RMW whether somebody must be woken:
+// last learns in the same RMW whether somebody must be woken, and clears the bit in that
+// same RMW:
 //   waiter:  m_waiter = my parker; CAS count -> count|k_sleeping (only while count > 0);
 //            re-check for work; block on the parker until k_group (or k_work) is set.
-//   last:    prev = fetch_sub(1); if prev == (k_sleeping|1): signal m_waiter with k_group.
-// A waiter that set the bit must not return before it has consumed that k_group signal:
-// the finishing task still reads m_waiter after its decrement, so the context (often on
-// the waiter's stack) must outlive that read. disarm() enforces this.
+//   last:    CAS (k_sleeping|1) -> 0; then signal m_waiter with k_group.
+// One signal per arming: the bit goes away in the RMW that takes the count to zero, so a
+// task added after that (a run() concurrent with the end of wait()) finishes against a
+// word without the bit and signals nobody. (Clearing it later, in a second step, let such a
+// task signal the waiter a second time; the stale k_group then ended a later wait while that
+// wait's real finisher had yet to read m_waiter on a dead frame: issue 9, bug 6.)
+// A waiter that armed must not return before it consumed its k_group signal whenever the bit
+// is gone (the finishing task still reads m_waiter after its RMW, so the context, often on
+// the waiter's stack, must outlive that read). disarm() enforces this.
 //
 // Cancellation is hierarchical like oneTBB's bound contexts: a group created inside a task
 // of group P is cancelled when P is. Walking the ancestor chain on every task start would
@@ -23,6 +29,7 @@
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/parker.hpp"
+#include "heist/detail/perturb.hpp"
 
 namespace heist::detail {
 
@@ -40,7 +47,11 @@ class wait_context {
     // and the parent itself is not cancelled, so are ours (the same chain plus the parent).
     // A cancel after this point bumps the epoch past e, so the copy can only be stale-safe.
     if (parent != nullptr) {
-      const std::uint64_t e = parent->m_seen_epoch.load(std::memory_order_relaxed);
+      // acquire: pairs with the release store in check_ancestors. If the parent was validated
+      // at epoch e by a thread that had acquired e (and so saw every cancel flag set before
+      // e's bump), this thread sees those flags too: reading e and then a stale "not
+      // cancelled" is impossible even on weak memory.
+      const std::uint64_t e = parent->m_seen_epoch.load(std::memory_order_acquire);
       if (!parent->m_cancel.load(std::memory_order_relaxed)) {
         m_seen_epoch.store(e, std::memory_order_relaxed);
       }
@@ -58,11 +69,16 @@ class wait_context {
 
   // A task of this context finished (or was skipped).
   void finish_one() noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
     // acq_rel: release publishes the task's effects (and a captured exception) to the
     // waiter's acquire in done(); acquire makes the waiter's m_waiter store (sequenced
-    // before its arming CAS) visible below.
-    const std::uint64_t prev = m_state.fetch_sub(1, std::memory_order_acq_rel);
-    if (HEIST_UNLIKELY(prev == (k_sleeping | 1))) {
+    // before its arming CAS) visible below. The last task with a waiter asleep clears the
+    // bit in this same RMW (see the file comment).
+    while (!m_state.compare_exchange_weak(s, s == (k_sleeping | 1) ? 0 : s - 1,
+                                          std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    }
+    if (HEIST_UNLIKELY(s == (k_sleeping | 1))) {
+      HEIST_PERTURB_POINT(group_finish_counted);
       // The waiter is blocked until this signal, so `this` is still alive here.
       m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
     }
@@ -96,19 +112,18 @@ class wait_context {
     }
   }
 
-  // Withdraws an armed waiter. Returns true if the count is still above zero (the waiter may
-  // go on helping). Returns false if the count reached zero meanwhile: then the finishing
-  // task owes this waiter a k_group signal, and disarm waits for it before returning.
+  // Withdraws an armed waiter. Returns true if it withdrew the bit itself (the count is still
+  // above zero: the waiter may go on helping). Returns false if the last task took the bit
+  // with the count to zero meanwhile: then that task owes this waiter a k_group signal, and
+  // disarm waits for it before returning.
   bool disarm(parker& p) noexcept {
     std::uint64_t s = m_state.load(std::memory_order_relaxed);
     for (;;) {
-      if ((s & ~k_sleeping) == 0) {
-        p.wait_for(parker::k_group);
-        clear_sleeping_bit();
+      if ((s & k_sleeping) == 0) {
+        consume_signal(p);
         return false;
       }
-      // acquire: if the count is above zero we go on; nothing to synchronize with yet, but
-      // acquire keeps this RMW ordered before our later reads of the count.
+      // acquire: keeps this RMW ordered before our later reads of the count.
       if (m_state.compare_exchange_weak(s, s & ~k_sleeping, std::memory_order_acquire,
                                         std::memory_order_relaxed)) {
         return true;
@@ -116,10 +131,11 @@ class wait_context {
     }
   }
 
-  // After the k_group signal was consumed: the count is zero, the bit is ours to clear.
-  void clear_sleeping_bit() noexcept {
-    // acquire: the signal already synchronized; this keeps the RMW chain intact.
-    m_state.fetch_and(~k_sleeping, std::memory_order_acquire);
+  // Waits for the k_group signal an arming is owed (the bit is gone: the last task is
+  // signalling). Exactly one signal per arming, so this consumes that one and no other.
+  static void consume_signal(parker& p) noexcept {
+    p.wait_for(parker::k_group);
+    HEIST_PERTURB_POINT(group_waiter_woken);
   }
 
   // --- cancellation and exceptions (task groups) ------------------------------------------
@@ -142,13 +158,22 @@ class wait_context {
 
   // The first exception wins; later ones are dropped. The group cancels itself.
   void capture_exception(std::exception_ptr e) noexcept {
-    // acq_rel: exactly one thread wins the flag; its store of m_exception is published to
-    // the waiter by finish_one's release and done()'s acquire.
-    if (!m_has_exception.exchange(true, std::memory_order_acq_rel)) m_exception = std::move(e);
+    // One winner moves the flag none -> writing, stores the exception, then publishes it
+    // (release, pairs with the acquire loads below). A capture that loses is dropped, also
+    // while a waiter is taking the previous one: m_exception has one writer at a time.
+    std::uint8_t expected = k_no_exception;
+    if (m_exception_state.compare_exchange_strong(
+            expected, k_writing_exception, std::memory_order_acquire, std::memory_order_relaxed)) {
+      m_exception = std::move(e);
+      m_exception_state.store(k_has_exception, std::memory_order_release);
+    }
     cancel();
   }
 
-  bool has_exception() const noexcept { return m_has_exception.load(std::memory_order_acquire); }
+  bool has_exception() const noexcept {
+    // acquire: pairs with capture_exception's release store.
+    return m_exception_state.load(std::memory_order_acquire) == k_has_exception;
+  }
 
   // Called by the waiter once the count is zero: makes the context reusable. Returns the
   // first exception a task threw, or a null exception_ptr. The common case (no exception,
@@ -159,11 +184,14 @@ class wait_context {
     m_seen_epoch.store(k_never_checked, std::memory_order_relaxed);
   }
   std::exception_ptr take_exception() noexcept {
-    // acquire: pairs with the exchange in capture_exception (and the count's release).
-    if (!m_has_exception.load(std::memory_order_acquire)) return nullptr;
+    // acquire: pairs with capture_exception's release store. While the state reads
+    // k_has_exception no capture writes m_exception (its CAS from none fails), so the move
+    // below races with nobody; a capture still writing belongs to a later wait.
+    if (m_exception_state.load(std::memory_order_acquire) != k_has_exception) return nullptr;
     std::exception_ptr e = std::move(m_exception);
     m_exception = nullptr;
-    m_has_exception.store(false, std::memory_order_relaxed);
+    // release: a later capture's acquire CAS sees m_exception emptied before it writes.
+    m_exception_state.store(k_no_exception, std::memory_order_release);
     return e;
   }
 
@@ -179,7 +207,8 @@ class wait_context {
         cancelled = true;
         break;
       }
-      if (a->m_seen_epoch.load(std::memory_order_relaxed) == epoch) break;
+      // acquire: pairs with the release store below (see the constructor).
+      if (a->m_seen_epoch.load(std::memory_order_acquire) == epoch) break;
     }
     if (cancelled) {
       m_cancel.store(true, std::memory_order_relaxed);
@@ -188,7 +217,9 @@ class wait_context {
     // Everything up to the stopping point is uncancelled as of `epoch`.
     for (wait_context* a = this; a != nullptr; a = a->m_parent) {
       if (a->m_seen_epoch.load(std::memory_order_relaxed) == epoch) break;
-      a->m_seen_epoch.store(epoch, std::memory_order_relaxed);
+      // release: publishes "uncancelled as of epoch" together with the epoch's acquire that
+      // made every earlier cancel flag visible to this thread.
+      a->m_seen_epoch.store(epoch, std::memory_order_release);
     }
     return false;
   }
@@ -197,7 +228,10 @@ class wait_context {
   std::atomic<parker*> m_waiter{nullptr};
   wait_context* m_parent;
   std::atomic<bool> m_cancel{false};
-  std::atomic<bool> m_has_exception{false};
+  static constexpr std::uint8_t k_no_exception = 0;
+  static constexpr std::uint8_t k_writing_exception = 1;
+  static constexpr std::uint8_t k_has_exception = 2;
+  std::atomic<std::uint8_t> m_exception_state{k_no_exception};
   std::atomic<std::uint64_t> m_seen_epoch{k_never_checked};
   std::exception_ptr m_exception;
 };

@@ -1,0 +1,205 @@
+// Deterministic tests for the races of issue 9 whose window is a few instructions wide
+// (bugs 4, 5 and 6). Each installs a perturbation hook (include/heist/detail/perturb.hpp) at
+// the protocol step where the window opens and holds it open long enough for the other
+// threads to do what a busy machine would let them do. They need the perturbation build
+// (the `perturb` preset) and are skipped in every other build.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+#include "watchdog.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using heist_test::eventually;
+using heist_test::watchdog;
+
+#if HEIST_PERTURB
+namespace perturb = heist::detail::perturb;
+
+// Hooks replace the random delays at their point; the tests below also switch the random
+// delays off so that only the window they open matters.
+struct quiet_perturbation {
+  quiet_perturbation() { perturb::set_random_delays(false); }
+  ~quiet_perturbation() {
+    perturb::clear_hooks();
+    perturb::set_random_delays(true);
+  }
+};
+#define HEIST_NEEDS_PERTURB() quiet_perturbation quiet_
+#else
+#define HEIST_NEEDS_PERTURB() GTEST_SKIP() << "needs the perturbation build (preset perturb)"
+#endif
+
+// Bug 4. An isolated waiter pops a task of another region and pushes it back. Meanwhile an
+// idle worker looked at the (momentarily empty) deque and parked; the push back woke nobody
+// and the task sat there while a task of the waiter's group waited for it.
+TEST(WindowProbe, IsolatedWaiterPushBackWakesASleeper) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("IsolatedWaiterPushBackWakesASleeper", 60s);
+  struct state {
+    std::atomic<int> fired{0};
+  } st;
+  perturb::set_hook(
+      perturb::point::isolate_rejected,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        // The first time only: hold the window open while the idle worker searches and parks.
+        if (s.fired.fetch_add(1) == 0) std::this_thread::sleep_for(50ms);
+      },
+      &st);
+  heist::executor ex(3);
+  std::atomic<bool> g1_started{false}, x_ran{false}, x_in_time{false}, done{false};
+  ex.post([&] {
+    heist::isolate([&] {
+      heist::task_group g;
+      g.run([&] {
+        g1_started = true;
+        x_in_time = eventually([&] { return x_ran.load(); }, 3s);
+      });
+      // Another worker takes g1; then a task of another region lands on top of this deque.
+      eventually([&] { return g1_started.load(); });
+      heist::isolate([&] { ex.post([&] { x_ran = true; }); });
+      g.wait();
+    });
+    done = true;
+  });
+  EXPECT_TRUE(eventually([&] { return done.load(); }, 20s));
+  ex.wait_idle();
+  EXPECT_TRUE(x_in_time.load()) << "the pushed-back task waited for its owner's wait to end";
+#endif
+}
+
+// Bug 5. The main thread, a helper in g.wait(), is the only searcher when an outside thread
+// posts: the publisher sees a searcher and wakes nobody. The helper's wait is over, and it
+// left without a last look: the task stayed queued while the only worker slept.
+TEST(WindowProbe, LastSearcherLeavingLooksOnceMore) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("LastSearcherLeavingLooksOnceMore", 60s);
+  struct state {
+    std::thread::id main;
+    std::atomic<bool> armed{false};
+    heist::executor* ex = nullptr;
+    std::atomic<bool> y_ran{false};
+  } st;
+  st.main = std::this_thread::get_id();
+  heist::executor ex(1);
+  st.ex = &ex;
+  perturb::set_hook(
+      perturb::point::search_leaving,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (std::this_thread::get_id() != s.main || !s.armed.exchange(false)) return;
+        std::this_thread::sleep_for(20ms);  // the worker finishes t1, searches and parks
+        std::thread poster([&s] { s.ex->post([&s] { s.y_ran = true; }); });
+        poster.join();  // published while the main thread still counts as a searcher
+      },
+      &st);
+  heist::task_group g(ex);
+  std::atomic<bool> t1_started{false};
+  g.run([&] {
+    t1_started = true;
+    std::this_thread::sleep_for(30ms);
+  });
+  ASSERT_TRUE(eventually([&] { return t1_started.load(); }));
+  st.armed = true;
+  g.wait();
+  EXPECT_TRUE(eventually([&] { return st.y_ran.load(); }, 3s))
+      << "a task posted while the last searcher left was not run";
+  perturb::clear_hooks();
+#endif
+}
+
+// Bug 6. A second finisher of a group (a run() concurrent with the end of wait()) signalled
+// the waiter again after the first signal; the stale signal later ended another wait while
+// that wait's real finisher had yet to read the waiter's frame.
+TEST(WindowProbe, StaleGroupSignalCannotEndALaterWait) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("StaleGroupSignalCannotEndALaterWait", 60s);
+  struct state {
+    std::thread::id main;
+    std::atomic<int> phase{0};  // 1: first wait, 2: second wait
+    heist::task_group* g1 = nullptr;
+    std::atomic<bool> woken_once{false};
+    std::atomic<bool> t2_counted{false}, t2_ran{false};
+    std::atomic<bool> f_in_window{false}, g2_returned{false}, early{false};
+    std::atomic<int> finish_hooks{0};
+  } st;
+  st.main = std::this_thread::get_id();
+  heist::executor ex(2);
+  perturb::set_hook(
+      perturb::point::group_waiter_woken,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (std::this_thread::get_id() != s.main || s.phase.load() != 1 ||
+            s.woken_once.exchange(true)) {
+          return;
+        }
+        // The first wait is ending: a concurrent run() adds t2, which finishes at once.
+        std::thread q([&s] { s.g1->run([&s] { s.t2_ran = true; }); });
+        q.join();
+        eventually([&s] { return s.t2_counted.load() || s.t2_ran.load(); }, 2s);
+        std::this_thread::sleep_for(10ms);
+      },
+      &st);
+  perturb::set_hook(
+      perturb::point::group_finish_counted,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (s.phase.load() == 1 && s.woken_once.load() && !s.t2_counted.load()) {
+          // t2's finisher believes a waiter sleeps: it signals once the second wait's real
+          // finisher is inside its own window.
+          s.t2_counted = true;
+          eventually([&s] { return s.f_in_window.load(); }, 3s);
+          return;
+        }
+        if (s.phase.load() == 2 && s.finish_hooks.fetch_add(1) == 0) {
+          s.f_in_window = true;
+          std::this_thread::sleep_for(100ms);
+          if (s.g2_returned.load()) s.early = true;
+        }
+      },
+      &st);
+  heist::task_group g1(ex);
+  st.g1 = &g1;
+  st.phase = 1;
+  // Each waited task must be running on a worker before the wait begins (else the waiter
+  // would take it from the queue and run it itself, and never sleep).
+  std::atomic<bool> t1_started{false}, t3_started{false};
+  g1.run([&] {
+    t1_started = true;
+    std::this_thread::sleep_for(20ms);
+  });
+  ASSERT_TRUE(eventually([&] { return t1_started.load(); }));
+  g1.wait();
+  eventually([&] { return st.t2_ran.load(); }, 2s);
+  g1.wait();
+  {
+    heist::task_group g2(ex);
+    st.phase = 2;
+    g2.run([&] {
+      t3_started = true;
+      std::this_thread::sleep_for(30ms);
+    });
+    ASSERT_TRUE(eventually([&] { return t3_started.load(); }));
+    g2.wait();
+    st.g2_returned = true;
+    // Keep g2 alive until its finisher left the window: the bug is the early return, which
+    // the flag records; a use after free would be a second failure.
+    eventually([&] { return st.finish_hooks.load() > 0; }, 2s);
+    std::this_thread::sleep_for(120ms);
+  }
+  EXPECT_FALSE(st.early.load()) << "a wait returned before its last task's finisher signalled";
+  perturb::clear_hooks();
+#endif
+}
+
+}  // namespace
