@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
       })
       .get();
 
+  // get() returns as soon as the submitted task's value is set, which is before its worker
+  // counts it as executed; wait_idle() returns once every task finished, counters included.
+  pool.wait_idle();
   const heist::executor_stats s = pool.stats();
   std::printf("worker  executed  stolen  attempts  failed  sleeps  queue\n");
   for (std::size_t w = 0; w < s.workers.size(); ++w) {
