@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "heist/heist.hpp"
+#include "stack_dump.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -49,6 +50,7 @@ void fork_and_check_child() {
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   if (waited == 0) {
+    heist_test::dump_stacks(pid);
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     FAIL() << "the forked child did not finish within 60 s";

@@ -1,7 +1,8 @@
 // watchdog: turns a hang into a test failure. A test that probes for lost wake-ups holds one
 // for its duration; if the test is still running at the deadline, the watchdog prints what
-// hung (and the perturbation seed, in that build) and ends the process with exit code 3, so
-// that ctest reports a failure at once instead of waiting for its own timeout.
+// hung (and the perturbation seed, in that build) and every thread's backtrace, and ends the
+// process with exit code 3, so that ctest reports a failure at once instead of waiting for its own
+// timeout.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "heist/detail/perturb.hpp"
+#include "stack_dump.hpp"
 
 namespace heist_test {
 
@@ -44,6 +46,7 @@ class watchdog {
                  static_cast<long long>(limit.count()));
 #endif
     std::fflush(stderr);
+    dump_stacks(getpid());
     std::_Exit(3);
   }
 
