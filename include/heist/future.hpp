@@ -18,6 +18,7 @@ namespace heist {
 
 template <class T>
 class future;
+class task_graph;
 
 namespace detail {
 
@@ -116,6 +117,7 @@ class future {
 
  private:
   friend class executor;
+  friend class task_graph;
   explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
 
   void check_valid() const {

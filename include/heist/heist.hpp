@@ -10,4 +10,5 @@
 #include "heist/partitioner.hpp"
 #include "heist/stats.hpp"
 #include "heist/task_arena.hpp"
+#include "heist/task_graph.hpp"
 #include "heist/task_group.hpp"
