@@ -93,6 +93,7 @@ class graph_runner {
       validate_locked(path);
       first = append_locked(r);
     }
+    HEIST_PERTURB_POINT(graph_request_queued);
     // The queue was empty: nobody drives, this thread does. Otherwise the driver of the
     // request ahead gets to this one when it completes that one (under m_lock).
     if (first) drive(r, nullptr);
@@ -229,6 +230,7 @@ class graph_runner {
   }
 
   void node_task_done() noexcept {
+    HEIST_PERTURB_POINT(graph_node_done);
     // acq_rel: release publishes this task's node effects; the acquire of the thread that
     // takes the count to zero sees every task's (one release sequence of RMWs).
     if (m_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) drive(*m_current, end_run());
@@ -318,6 +320,7 @@ class graph_runner {
         m_free = &r;
       }
     }
+    HEIST_PERTURB_POINT(graph_run_completing);
     // release: pairs with in_flight()'s acquire (the destructor, and changes to the graph
     // after the caller's get()). The last touch of the graph when next is null.
     m_in_flight.fetch_sub(1, std::memory_order_release);

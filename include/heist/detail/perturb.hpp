@@ -42,6 +42,11 @@ enum class point : std::uint32_t {
   visit_entering,        // a worker is about to lease a task arena's slot
   blocking_changed,      // the blocked-thread count changed; stand-ins not told yet
   quiescence_check,      // a thread ran out of work; wait_idle() callers not checked yet
+  graph_request_queued,  // a graph run request is queued; its enqueuer not driving yet
+  graph_node_done,       // a graph node task is about to drop its pending unit
+  graph_run_completing,  // a graph request left the queue; its future not completed yet
+  pipeline_parked,       // a pipeline item was parked at a serial filter; stage unlocked
+  pipeline_token_freed,  // a pipeline item left; its token not handed to the input yet
   count
 };
 
