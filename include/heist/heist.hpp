@@ -8,6 +8,7 @@
 #include "heist/parallel_for.hpp"
 #include "heist/parallel_reduce.hpp"
 #include "heist/partitioner.hpp"
+#include "heist/pipeline.hpp"
 #include "heist/stats.hpp"
 #include "heist/task_arena.hpp"
 #include "heist/task_graph.hpp"

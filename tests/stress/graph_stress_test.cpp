@@ -82,7 +82,8 @@ TEST(GraphStress, AThousandRerunsOfOneGraph) {
   heist::executor ex(2);
   checked_dag dag(heist_test::scaled(1000), 42);
   const long reruns = static_cast<long>(heist_test::scaled(1000));
-  for (long r = 0; r < reruns; ++r) dag.graph().run(ex).get();
+  for (long r = 0; r < reruns; ++r)
+    dag.graph().run(ex).get();
   EXPECT_EQ(dag.violations(), 0);
   EXPECT_TRUE(dag.every_node_ran(reruns));
 }
@@ -94,14 +95,17 @@ TEST(GraphStress, ConcurrentRequestsFromOutsideAndInsideTheExecutor) {
   std::vector<std::thread> outside;
   for (int t = 0; t < 3; ++t) {
     outside.emplace_back([&] {
-      for (int i = 0; i < per_thread; ++i) dag.graph().run(ex).get();
+      for (int i = 0; i < per_thread; ++i)
+        dag.graph().run(ex).get();
     });
   }
   // And from inside tasks, which help while they wait.
   heist::task_group g(ex);
-  for (int i = 0; i < per_thread; ++i) g.run([&] { dag.graph().run().get(); });
+  for (int i = 0; i < per_thread; ++i)
+    g.run([&] { dag.graph().run().get(); });
   g.wait();
-  for (auto& t : outside) t.join();
+  for (auto& t : outside)
+    t.join();
   EXPECT_EQ(dag.violations(), 0);
   EXPECT_TRUE(dag.every_node_ran(4L * per_thread));
 }
