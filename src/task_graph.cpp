@@ -8,10 +8,14 @@
 // picks to the same task at once. So a chain of nodes costs one task, and a run wakes only
 // as many workers as there are ready nodes to steal.
 //
-// The end of a run: m_pending counts the node tasks of the run that have not finished. A
-// task adds one for each task it spawns before spawning it, and takes its own one away as
-// the very last thing it does; whoever takes the count to zero has seen every node's
-// effects (the RMWs form one release sequence) and ends the run: it starts the next run of
+// The end of a run: weighted termination (credit recovery). A run starts with weight W in
+// m_pending, held by whoever starts it; every live node task holds a part, and the parts of
+// the live tasks always add up to m_pending. A task that spawns gives the child half of its
+// weight, with no shared write; when it ends it subtracts what it holds, as the very last
+// thing it does. So a node task costs one RMW on the shared word instead of two (a counter
+// bumped per spawn and per end), which on a tree of small nodes was most of their cost.
+// Whoever takes m_pending to zero has seen every node's effects (the RMWs form one release
+// sequence) and ends the run: it starts the next run of
 // the same request (run_n, run_until), or completes the request and starts the next queued
 // one. Requests are served in order, one at a time (m_lock guards the queue); starting and
 // completing them is done by whichever thread ends a run (the "driver"), so no thread ever
@@ -41,6 +45,10 @@ namespace heist::detail {
 
 namespace {
 constexpr std::size_t k_run_until = ~std::size_t{0};
+// Termination weights (see the file comment): a run starts with k_run_weight; a task that
+// has only 1 left borrows k_borrow_weight more.
+constexpr std::uint64_t k_run_weight = std::uint64_t{1} << 62;
+constexpr std::uint64_t k_borrow_weight = std::uint64_t{1} << 32;
 
 std::string node_label(const graph_node_data& n) {
   if (!n.m_name.empty()) return n.m_name;
@@ -150,27 +158,29 @@ class graph_runner {
   }
 
   // --- the node tasks -----------------------------------------------------------------
-  void run_from(graph_node_data* n) noexcept {
+  // A node task: invokes `n` and the chain of successors it keeps, holding `weight`.
+  void run_from(graph_node_data* n, std::uint64_t weight) noexcept {
     // Groups created in node bodies are children of the run: cancelled with it.
     current_context().m_group = &m_run_group;
     while (n != nullptr)
-      n = invoke(*n);
-    node_task_done();
+      n = invoke(*n, weight);
+    node_task_done(weight);
   }
 
+  // The task that starts a run from outside the arena holds the whole weight.
   void start_from_task() noexcept {
-    // pending already holds one unit per source: the first source's unit is this task's
-    // until run_from ends, so the count cannot reach zero while the others are spawned.
+    std::uint64_t weight = k_run_weight;
     for (std::size_t i = 1; i < m_sources.size(); ++i)
-      spawn_node(*m_sources[i], false);
-    run_from(m_sources[0]);
+      spawn_node(*m_sources[i], weight);
+    run_from(m_sources[0], weight);
   }
 
  private:
   struct node_job {
     graph_runner* runner;
     graph_node_data* node;
-    void operator()(task*) noexcept { runner->run_from(node); }
+    std::uint64_t weight;
+    void operator()(task*) noexcept { runner->run_from(node, weight); }
   };
   struct start_job {
     graph_runner* runner;
@@ -178,20 +188,21 @@ class graph_runner {
   };
 
   // Invokes `n`; returns the successor this task runs next (or null).
-  graph_node_data* invoke(graph_node_data& n) noexcept {
+  graph_node_data* invoke(graph_node_data& n, std::uint64_t& weight) noexcept {
     // relaxed: every later decrement of n's counter (a loop back to n) happens after this
-    // store through the task chain that leads from n to its predecessor.
-    n.m_join.store(n.m_strong_preds, std::memory_order_relaxed);
+    // store through the task chain that leads from n to its predecessor. Nodes with at most
+    // one strong predecessor never use their counter (see below).
+    if (n.m_strong_preds > 1) n.m_join.store(n.m_strong_preds, std::memory_order_relaxed);
     if (m_run_group.is_cancelled()) return nullptr;
     try {
       switch (n.m_kind) {
         case graph_node_kind::condition: {
-          const int k = n.m_condition();
-          if (k < 0 || static_cast<std::size_t>(k) >= n.m_successors.size()) return nullptr;
-          return n.m_successors[static_cast<std::size_t>(k)];
+          const int k = n.m_fn();
+          if (k < 0 || static_cast<std::uint32_t>(k) >= n.m_num_succ) return nullptr;
+          return n.m_succ[k];
         }
         case graph_node_kind::work:
-          n.m_work();
+          (void)n.m_fn();
           break;
         case graph_node_kind::module:
           n.m_module->m_runner->run_as_module(*m_arena);
@@ -202,42 +213,60 @@ class graph_runner {
       return nullptr;
     }
     graph_node_data* next = nullptr;
-    for (graph_node_data* s : n.m_successors) {
-      // acq_rel: the release half publishes this node's effects to whoever runs s; the
-      // acquire half lets the last predecessor see every other predecessor's.
-      if (s->m_join.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+    for (std::uint32_t i = 0; i < n.m_num_succ; ++i) {
+      graph_node_data* const s = n.m_succ[i];
+      // A successor with one strong predecessor is ready now: no counter, no atomic RMW
+      // (on a chain or a tree, that RMW on a cold node was nearly all of a node's cost).
+      // Otherwise acq_rel: the release half publishes this node's effects to whoever runs
+      // s; the acquire half lets the last predecessor see every other predecessor's.
+      if (s->m_strong_preds > 1 && s->m_join.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        continue;
+      }
       if (next == nullptr) {
         next = s;
       } else {
-        spawn_node(*s, true);
+        spawn_node(*s, weight);
       }
     }
     return next;
   }
 
-  // Spawns a node task. `count`: add its unit to m_pending first (a source's is already
-  // there).
-  void spawn_node(graph_node_data& n, bool count) noexcept {
-    // relaxed: the spawning task holds a unit until after this, so the count cannot reach
-    // zero in between; the push that publishes the task orders the increment before it.
-    if (count) m_pending.fetch_add(1, std::memory_order_relaxed);
+  // Spawns a node task, giving it half of the spawner's weight (no shared write). A
+  // spawner down to weight 1 first borrows k_borrow_weight from m_pending: it still holds
+  // its own weight, so the count cannot reach zero meanwhile (relaxed: the push that
+  // publishes the child, and this task's final release RMW, order it).
+  void spawn_node(graph_node_data& n, std::uint64_t& weight) noexcept {
+    if (weight == 1) {
+      m_pending.fetch_add(k_borrow_weight, std::memory_order_relaxed);
+      weight += k_borrow_weight;
+    }
+    const std::uint64_t child = weight / 2;
+    weight -= child;
     try {
-      spawn<node_job>(*m_arena, nullptr, this, &n);
-    } catch (...) {  // out of memory growing a deque
+      spawn<node_job>(*m_arena, nullptr, this, &n, child);
+    } catch (...) {  // out of memory growing a deque: the child's weight comes back
       m_run_group.capture_exception(std::current_exception());
-      m_pending.fetch_sub(1, std::memory_order_relaxed);  // never the last unit (see above)
+      weight += child;
     }
   }
 
-  void node_task_done() noexcept {
+  // A node task ends and returns its weight.
+  void node_task_done(std::uint64_t weight) noexcept {
     HEIST_PERTURB_POINT(graph_node_done);
     // acq_rel: release publishes this task's node effects; the acquire of the thread that
     // takes the count to zero sees every task's (one release sequence of RMWs).
-    if (m_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) drive(*m_current, end_run());
+    if (m_pending.fetch_sub(weight, std::memory_order_acq_rel) == weight) {
+      drive(*m_current, end_run());
+    }
   }
 
   std::exception_ptr end_run() noexcept {
     std::exception_ptr e = m_run_group.take_exception();
+    // A clean run of a graph without conditions invoked every node once, and each node
+    // reset its own counter when invoked, after which no predecessor touched it: every
+    // counter is ready for the next run, and start_run can skip the O(nodes) reset (which
+    // on a graph of a million nodes costs more than the run's own memory traffic).
+    m_counters_ready = !e && !m_has_conditions && !m_run_group.is_cancelled();
     m_run_group.reset();
     return e;
   }
@@ -276,22 +305,25 @@ class graph_runner {
   // Starts one run of the graph on r.where. Returns false if the run already ended.
   bool start_run(run_request& r) noexcept {
     m_arena = r.where;
-    for (const auto& n : m_graph.m_nodes)
-      n->m_join.store(n->m_strong_preds, std::memory_order_relaxed);  // published by spawn
+    if (!m_counters_ready) {
+      for (graph_node_data* n : m_graph.m_nodes)
+        n->m_join.store(n->m_strong_preds, std::memory_order_relaxed);  // published by spawn
+      m_counters_ready = true;  // until end_run says otherwise
+    }
     const thread_context* c = t_context;
     const bool in_arena =
         c != nullptr && c->m_arena == m_arena && c->m_slot != nullptr && c->m_task_depth > 0;
+    // relaxed: published to the node tasks by the spawns' pushes.
+    m_pending.store(k_run_weight, std::memory_order_relaxed);
     if (in_arena) {
-      // Spawn every source from here, holding one extra unit until all are queued.
-      // relaxed: published to the node tasks by the spawns' pushes.
-      m_pending.store(m_sources.size() + 1, std::memory_order_relaxed);
+      // Spawn every source from here, holding back some weight until all are queued.
+      std::uint64_t weight = k_run_weight;
       for (graph_node_data* s : m_sources)
-        spawn_node(*s, false);
-      return m_pending.fetch_sub(1, std::memory_order_acq_rel) != 1;
+        spawn_node(*s, weight);
+      return m_pending.fetch_sub(weight, std::memory_order_acq_rel) != weight;
     }
     // From outside the arena: one task starts the run inside it (one injection, however
     // many sources).
-    m_pending.store(m_sources.size(), std::memory_order_relaxed);
     try {
       spawn<start_job>(*m_arena, nullptr, this);
       return true;
@@ -368,15 +400,34 @@ class graph_runner {
     const auto& nodes = m_graph.m_nodes;
     m_sources.clear();
     m_modules.clear();
-    for (const auto& n : nodes)
+    m_has_conditions = false;
+    std::size_t edges = 0;
+    for (graph_node_data* n : nodes) {
       n->m_strong_preds = 0;
-    for (const auto& n : nodes) {
-      if (n->m_predecessors.empty()) m_sources.push_back(n.get());
-      if (n->m_kind == graph_node_kind::module) m_modules.push_back(n.get());
-      if (n->m_kind == graph_node_kind::condition) continue;
+      edges += n->m_successors.size();
+    }
+    // The flat successor array (CSR): each node's successors, nodes in creation order.
+    m_flat_successors.clear();
+    m_flat_successors.reserve(edges);
+    for (graph_node_data* n : nodes) {
+      n->m_num_succ = static_cast<std::uint32_t>(n->m_successors.size());
+      m_flat_successors.insert(m_flat_successors.end(), n->m_successors.begin(),
+                               n->m_successors.end());
+    }
+    std::size_t at = 0;
+    for (graph_node_data* n : nodes) {
+      n->m_succ = m_flat_successors.data() + at;
+      at += n->m_num_succ;
+      if (n->m_predecessors.empty()) m_sources.push_back(n);
+      if (n->m_kind == graph_node_kind::module) m_modules.push_back(n);
+      if (n->m_kind == graph_node_kind::condition) {
+        m_has_conditions = true;
+        continue;
+      }
       for (graph_node_data* s : n->m_successors)
         ++s->m_strong_preds;
     }
+    m_counters_ready = false;
     check_strong_cycles();
     m_validated = true;
   }
@@ -388,9 +439,9 @@ class graph_runner {
     const auto& nodes = m_graph.m_nodes;
     std::vector<std::uint32_t> indegree(nodes.size());
     std::vector<const graph_node_data*> ready;
-    for (const auto& n : nodes) {
+    for (graph_node_data* n : nodes) {
       indegree[n->m_index] = n->m_strong_preds;
-      if (n->m_strong_preds == 0) ready.push_back(n.get());
+      if (n->m_strong_preds == 0) ready.push_back(n);
     }
     std::size_t seen = 0;
     while (!ready.empty()) {
@@ -404,9 +455,9 @@ class graph_runner {
     }
     if (seen == nodes.size()) return;
     const graph_node_data* at = nullptr;
-    for (const auto& n : nodes) {
+    for (graph_node_data* n : nodes) {
       if (indegree[n->m_index] != 0) {
-        at = n.get();
+        at = n;
         break;
       }
     }
@@ -436,9 +487,15 @@ class graph_runner {
   bool m_validated = false;
   std::vector<graph_node_data*> m_sources;
   std::vector<graph_node_data*> m_modules;
+  std::vector<graph_node_data*> m_flat_successors;
+  bool m_has_conditions = false;
+  // Every join counter equals its strong-predecessor count (see end_run). Driver-owned,
+  // like the run state below; cleared by validation.
+  bool m_counters_ready = false;
   alignas(k_cache_line) std::atomic<std::size_t> m_in_flight{0};
   // The run under way: written by its driver only.
-  alignas(k_cache_line) std::atomic<std::size_t> m_pending{0};
+  // The weight of the run's live node tasks (see the file comment).
+  alignas(k_cache_line) std::atomic<std::uint64_t> m_pending{0};
   run_request* m_current = nullptr;
   arena* m_arena = nullptr;
   wait_context m_run_group;
@@ -504,24 +561,24 @@ void task_graph::check_not_running(const char* what) const {
 
 graph_node_data& task_graph::add_node(graph_node_kind kind) {
   check_not_running("emplace");
-  auto n = std::make_unique<graph_node_data>();
-  n->m_graph = this;
-  n->m_kind = kind;
-  n->m_index = m_nodes.size();
-  m_nodes.push_back(std::move(n));
+  const std::size_t index = m_nodes.size();
+  graph_node_data& n = m_nodes.emplace_back();
+  n.m_graph = this;
+  n.m_kind = kind;
+  n.m_index = index;
   m_runner->invalidate();
-  return *m_nodes.back();
+  return n;
 }
 
-graph_node task_graph::add_work(std::function<void()> f) {
+graph_node task_graph::add_work(std::function<int()> f) {
   graph_node_data& n = add_node(graph_node_kind::work);
-  n.m_work = std::move(f);
+  n.m_fn = std::move(f);
   return graph_node(&n);
 }
 
 graph_node task_graph::add_condition(std::function<int()> f) {
   graph_node_data& n = add_node(graph_node_kind::condition);
-  n.m_condition = std::move(f);
+  n.m_fn = std::move(f);
   return graph_node(&n);
 }
 
@@ -553,7 +610,7 @@ void write_dot_string(std::ostream& out, const std::string& s) {
 
 void task_graph::write_dot(std::ostream& out) const {
   out << "digraph heist_task_graph {\n";
-  for (const auto& n : m_nodes) {
+  for (const graph_node_data* n : m_nodes) {
     out << "  n" << n->m_index << " [label=";
     write_dot_string(out, detail::node_label(*n));
     if (n->m_kind == graph_node_kind::condition) out << " shape=diamond";
@@ -561,7 +618,7 @@ void task_graph::write_dot(std::ostream& out) const {
     if (n->m_kind == graph_node_kind::work) out << " shape=box";
     out << "];\n";
   }
-  for (const auto& n : m_nodes) {
+  for (const graph_node_data* n : m_nodes) {
     for (std::size_t i = 0; i < n->m_successors.size(); ++i) {
       out << "  n" << n->m_index << " -> n" << n->m_successors[i]->m_index;
       if (n->m_kind == graph_node_kind::condition) out << " [style=dashed label=\"" << i << "\"]";

@@ -29,6 +29,7 @@
 #include "backends/serial_backend.hpp"
 #include "backends/static_rr.hpp"
 #include "config.hpp"
+#include "harness.hpp"
 #include "measure.hpp"
 #include "report.hpp"
 #include "results.hpp"
@@ -108,11 +109,6 @@ const std::vector<std::string> k_all_backends = {
     "serial",       "lockpool",       "central",    "rr-dealing",   "heist-auto",   "heist-simple",
     "heist-static", "heist-affinity", "omp-static", "omp-dynamic1", "omp-dynamic4", "omp-dynamic16",
     "omp-guided",   "tbb-auto",       "tbb-simple"};
-
-struct context {
-  config cfg;
-  std::vector<result> results;
-};
 
 // Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
 // selected backend and thread count. The machine is shared and noisy, so repetitions are
@@ -657,7 +653,8 @@ int main(int argc, char** argv) {
   if (x.cfg.list) {
     std::printf(
         "workloads: fib nqueens uts matmul quicksort epcc1 epcc2 vecadd reduce uneven hotspot "
-        "idle-stealing mixed arena-cost idle wakeup submit trickle\nbackends:");
+        "idle-stealing mixed arena-cost wavefront wavefront0 chain tree rerun pipeline "
+        "pipeline-heavy idle wakeup submit trickle\nbackends:");
     for (const auto& b : k_all_backends)
       std::printf(" %s", b.c_str());
     std::printf("\n");
@@ -670,6 +667,7 @@ int main(int argc, char** argv) {
   loop_workloads(x);
   seed_table_workloads(x);
   arena_workloads(x);
+  flow_workloads(x);
   service_workloads(x);
   write_traces(x);
   print_table(x.results);

@@ -76,7 +76,10 @@ class task_graph {
   graph_node emplace(F&& f) {
     using result = std::invoke_result_t<std::decay_t<F>&>;
     if constexpr (std::is_void_v<result>) {
-      return add_work(std::function<void()>(std::forward<F>(f)));
+      return add_work(std::function<int()>([g = std::decay_t<F>(std::forward<F>(f))]() mutable {
+        g();
+        return 0;
+      }));
     } else {
       static_assert(std::is_integral_v<result>,
                     "task_graph::emplace: a node returns void (a task) or an integer (a "
@@ -112,14 +115,14 @@ class task_graph {
   friend class graph_node;
   friend class detail::graph_runner;
 
-  graph_node add_work(std::function<void()> f);
+  graph_node add_work(std::function<int()> f);
   graph_node add_condition(std::function<int()> f);
   detail::graph_node_data& add_node(detail::graph_node_kind kind);
   // std::logic_error if a run is in flight.
   void check_not_running(const char* what) const;
   future<void> submit(detail::arena& a, std::size_t n, std::function<bool()> stop);
 
-  std::vector<std::unique_ptr<detail::graph_node_data>> m_nodes;
+  detail::graph_node_store m_nodes;
   std::unique_ptr<detail::graph_runner> m_runner;
 };
 
