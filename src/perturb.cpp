@@ -12,12 +12,12 @@ namespace heist::detail::perturb {
 
 namespace {
 constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_names = {
-    "spawn_pushed",       "inject_pushed",   "admit_counted",      "sleep_listed",
-    "sleep_before_park",  "wake_unlinked",   "search_leaving",     "group_finish_counted",
-    "group_waiter_woken", "group_arming",    "isolate_rejected",   "inject_rejected",
-    "lease_draining",     "lease_returned",  "visitor_attracting", "visit_entering",
-    "blocking_changed",   "quiescence_check", "graph_request_queued", "graph_node_done",
-    "graph_run_completing", "pipeline_parked", "pipeline_token_freed"};
+    "spawn_pushed",         "inject_pushed",    "admit_counted",        "sleep_listed",
+    "sleep_before_park",    "wake_unlinked",    "search_leaving",       "group_finish_counted",
+    "group_waiter_woken",   "group_arming",     "isolate_rejected",     "inject_rejected",
+    "lease_draining",       "lease_returned",   "visitor_attracting",   "visit_entering",
+    "blocking_changed",     "quiescence_check", "graph_request_queued", "graph_node_done",
+    "graph_run_completing", "pipeline_parked",  "pipeline_token_freed", "pipeline_input_suspended"};
 }  // namespace
 
 const char* name(point p) noexcept {

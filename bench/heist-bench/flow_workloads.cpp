@@ -346,7 +346,10 @@ void pipeline_cases(context& x, int threads) {
     const char* unit;
     double scale;
   };
+  // Small items (the per-item cost of the pipeline itself), 1 us items (where handing
+  // items to other threads starts to pay at 2 threads) and heavy items.
   const shape shapes[] = {{"pipeline", 1'000'000, 0, "Mitems/s", 1e6},
+                          {"pipeline-1us", 200'000, 1'000, "Mitems/s", 1e6},
                           {"pipeline-heavy", 10'000, 100'000, "kitems/s", 1e3}};
   for (const shape& sh : shapes) {
     if (!x.cfg.wants_workload(sh.key, true)) continue;
@@ -412,8 +415,9 @@ void pipeline_cases(context& x, int threads) {
     }
 #endif
     const std::string name =
-        sh.work_ns > 0 ? "pipeline: 10,000 items, 100 us parallel stage"
-                       : "pipeline: 1e6 small items, in-order read/parallel/in-order write";
+        sh.work_ns >= 100'000 ? "pipeline: 10,000 items, 100 us parallel stage"
+        : sh.work_ns > 0      ? "pipeline: 200,000 items, 1 us parallel stage"
+                              : "pipeline: 1e6 small items, in-order read/parallel/in-order write";
     time_cases(x, "pipelines", name, threads, x.cfg.reps_or(5, 11), expected, cases,
                static_cast<double>(sh.items), sh.unit, sh.scale);
   }

@@ -654,7 +654,7 @@ int main(int argc, char** argv) {
     std::printf(
         "workloads: fib nqueens uts matmul quicksort epcc1 epcc2 vecadd reduce uneven hotspot "
         "idle-stealing mixed arena-cost wavefront wavefront0 chain tree rerun pipeline "
-        "pipeline-heavy idle wakeup submit trickle\nbackends:");
+        "pipeline-1us pipeline-heavy idle wakeup submit trickle\nbackends:");
     for (const auto& b : k_all_backends)
       std::printf(" %s", b.c_str());
     std::printf("\n");

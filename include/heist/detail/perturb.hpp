@@ -24,29 +24,30 @@ namespace heist::detail::perturb {
 
 // Every named step. Keep perturb.cpp's names in the same order.
 enum class point : std::uint32_t {
-  spawn_pushed,          // a task is in the spawner's deque; the idle word not read yet
-  inject_pushed,         // a task is in an injection queue; no fence, no wake-up yet
-  admit_counted,         // a submission is counted in flight; the closed flag not read yet
-  sleep_listed,          // S1 done: listed and counted as sleeping; no re-check yet
-  sleep_before_park,     // S3 found nothing; about to block on the parker
-  wake_unlinked,         // a waker took a sleeper off the list; no signal sent yet
-  search_leaving,        // a searcher is about to stop searching (found work, or done)
-  group_finish_counted,  // a group's count reached zero; its waiter not signalled yet
-  group_waiter_woken,    // a waiter consumed its k_group signal; about to return
-  group_arming,          // a waiter is about to arm (publish its parker) on a group
-  isolate_rejected,      // an isolated waiter holds tasks of another region it popped
-  inject_rejected,       // an isolated consumer holds a task of another region it popped
-  lease_draining,        // a leased slot's leftovers move to the injection queue
-  lease_returned,        // a leased slot was given back; the arena not re-checked yet
-  visitor_attracting,    // new work in a task arena: about to look for a visitor
-  visit_entering,        // a worker is about to lease a task arena's slot
-  blocking_changed,      // the blocked-thread count changed; stand-ins not told yet
-  quiescence_check,      // a thread ran out of work; wait_idle() callers not checked yet
-  graph_request_queued,  // a graph run request is queued; its enqueuer not driving yet
-  graph_node_done,       // a graph node task is about to drop its pending unit
-  graph_run_completing,  // a graph request left the queue; its future not completed yet
-  pipeline_parked,       // a pipeline item was parked at a serial filter; stage unlocked
-  pipeline_token_freed,  // a pipeline item left; its token not handed to the input yet
+  spawn_pushed,              // a task is in the spawner's deque; the idle word not read yet
+  inject_pushed,             // a task is in an injection queue; no fence, no wake-up yet
+  admit_counted,             // a submission is counted in flight; the closed flag not read yet
+  sleep_listed,              // S1 done: listed and counted as sleeping; no re-check yet
+  sleep_before_park,         // S3 found nothing; about to block on the parker
+  wake_unlinked,             // a waker took a sleeper off the list; no signal sent yet
+  search_leaving,            // a searcher is about to stop searching (found work, or done)
+  group_finish_counted,      // a group's count reached zero; its waiter not signalled yet
+  group_waiter_woken,        // a waiter consumed its k_group signal; about to return
+  group_arming,              // a waiter is about to arm (publish its parker) on a group
+  isolate_rejected,          // an isolated waiter holds tasks of another region it popped
+  inject_rejected,           // an isolated consumer holds a task of another region it popped
+  lease_draining,            // a leased slot's leftovers move to the injection queue
+  lease_returned,            // a leased slot was given back; the arena not re-checked yet
+  visitor_attracting,        // new work in a task arena: about to look for a visitor
+  visit_entering,            // a worker is about to lease a task arena's slot
+  blocking_changed,          // the blocked-thread count changed; stand-ins not told yet
+  quiescence_check,          // a thread ran out of work; wait_idle() callers not checked yet
+  graph_request_queued,      // a graph run request is queued; its enqueuer not driving yet
+  graph_node_done,           // a graph node task is about to drop its pending unit
+  graph_run_completing,      // a graph request left the queue; its future not completed yet
+  pipeline_parked,           // a pipeline item was parked at a serial filter; stage unlocked
+  pipeline_token_freed,      // a released token restarts the suspended input; not spawned yet
+  pipeline_input_suspended,  // the pipeline input parked itself; its task goes on
   count
 };
 
