@@ -490,3 +490,42 @@ TEST(TaskGraph, WriteDotNamesNodesAndMarksConditionsAndModules) {
   EXPECT_NE(dot.find("n1 -> n2 [style=dashed label=\"0\"]"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n1 -> n3 [style=dashed label=\"1\"]"), std::string::npos) << dot;
 }
+
+TEST(TaskGraph, AChainRunsAsOneTaskAndAFanOutAsOneTaskPerBranch) {
+  // A finished node keeps its first ready successor on the same thread: a chain of 10,000
+  // nodes is one task, not 10,000; a fan-out of 8 chains is 8 tasks (plus the start).
+  heist::executor ex(2);
+  heist::task_graph chain;
+  std::atomic<int> ran{0};
+  heist::graph_node prev;
+  for (int i = 0; i < 10000; ++i) {
+    auto n = chain.emplace([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+    if (!prev.empty()) prev.precede(n);
+    prev = n;
+  }
+  chain.run(ex).get();  // warm-up
+  ex.wait_idle();
+  ex.reset_stats();
+  chain.run(ex).get();
+  ex.wait_idle();
+  EXPECT_EQ(ran.load(), 20000);
+  EXPECT_LE(ex.stats().executed(), 2u);  // the start task and the chain
+
+  heist::task_graph fan;
+  auto root = fan.emplace([] {});
+  for (int b = 0; b < 8; ++b) {
+    heist::graph_node at = root;
+    for (int i = 0; i < 100; ++i) {
+      auto n = fan.emplace([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+      at.precede(n);
+      at = n;
+    }
+  }
+  fan.run(ex).get();
+  ex.wait_idle();
+  ex.reset_stats();
+  fan.run(ex).get();
+  ex.wait_idle();
+  EXPECT_EQ(ran.load(), 20000 + 1600);
+  EXPECT_LE(ex.stats().executed(), 9u);  // the start task (with root and one branch), 7 more
+}
