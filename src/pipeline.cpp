@@ -24,7 +24,7 @@
 // one, so while items are in flight some task runs; the caller's helping wait therefore
 // ends once the input has stopped and every item has left.
 //
-// The end: weighted termination, as in task_graph.cpp. The caller starts with a weight; a
+// The end: weighted termination, as in graph_runner.cpp. The caller starts with a weight; a
 // task gives half of its weight to each task it spawns and returns what it holds when it
 // ends (one shared RMW per task, instead of a count raised per spawn and lowered per end).
 // The task that takes the total to zero ends the caller's helping wait.
@@ -448,7 +448,7 @@ class pipeline_run {
   alignas(k_cache_line) std::atomic<token*> m_free{nullptr};
   // Estimated nanoseconds of an item's trip after the first filter (-1: none measured yet).
   alignas(k_cache_line) std::atomic<std::int64_t> m_trip_ns{-1};
-  // The weight of the live tasks (weighted termination, as in task_graph.cpp).
+  // The weight of the live tasks (weighted termination, as in graph_runner.cpp).
   alignas(k_cache_line) std::atomic<std::uint64_t> m_pending{0};
 };
 

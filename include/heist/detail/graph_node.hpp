@@ -1,5 +1,5 @@
 // graph_node_data: one node of a task_graph (task_graph.hpp), and the graph's run
-// machinery (graph_runner, src/task_graph.cpp). A node is built once and run many times:
+// machinery (graph_runner, src/graph_runner.cpp). A node is built once and run many times:
 // everything a run needs per node (the join counter) lives in the node and is reset in
 // place, so a rerun allocates nothing per node.
 #pragma once
