@@ -20,8 +20,8 @@
 namespace heist {
 namespace detail {
 
-void worker_main(executor_impl& exec, std::size_t index);  // scheduler.cpp
-void spare_main(executor_impl& exec);                      // scheduler.cpp
+void worker_main(executor_impl& exec, std::size_t index);  // worker_loop.cpp
+void spare_main(executor_impl& exec);                      // worker_loop.cpp
 
 // --- tracing -------------------------------------------------------------------------------
 std::uint64_t trace_clock() noexcept {

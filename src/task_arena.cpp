@@ -1,5 +1,5 @@
 // task_arena: a strict arena with its own slots, registered with its executor so that idle
-// workers visit it (scheduler.cpp: arena_to_visit, visit).
+// workers visit it (search.cpp: arena_to_visit; arena_visit.cpp: visit).
 #include "heist/task_arena.hpp"
 
 #include <chrono>

@@ -116,7 +116,7 @@ class arena {
 
   // Parallel loops running in this arena. While one runs, searchers linger (keep yielding a
   // while) before parking: loop tasks hand pieces out at leaf boundaries and back-to-back
-  // loops start microseconds apart, both far below a park/wake round trip (scheduler.cpp,
+  // loops start microseconds apart, both far below a park/wake round trip (search.cpp,
   // search). A hint only, never a correctness decision: relaxed.
   void loop_started() noexcept { m_loops.fetch_add(1, std::memory_order_relaxed); }
   void loop_finished() noexcept { m_loops.fetch_sub(1, std::memory_order_relaxed); }

@@ -11,7 +11,7 @@
 
 namespace heist::detail {
 
-// Out of line (scheduler.cpp).
+// Out of line (arena_visit.cpp).
 slot* begin_lease(thread_context& c, arena& a) noexcept;
 void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& saved) noexcept;
 

@@ -1,6 +1,6 @@
 // executor_impl: the state behind heist::executor. Header-visible so that the inline spawn
 // path can reach the arena, the idle state and the admission counters; everything that is
-// not on that path is defined in src/executor.cpp and src/scheduler.cpp.
+// not on that path is defined in src/executor.cpp and the scheduler files (src/scheduler_internal.hpp lists them).
 #pragma once
 
 #include <atomic>
@@ -128,7 +128,7 @@ class executor_impl {
   const executor_options& options() const noexcept { return m_options; }
 
  private:
-  friend void spare_main(executor_impl& exec);  // scheduler.cpp
+  friend void spare_main(executor_impl& exec);  // worker_loop.cpp
 
   struct alignas(k_cache_line) external_shard {
     std::atomic<std::uint64_t> created{0};

@@ -13,7 +13,7 @@
 //             arena: takes the arena's tasks, and also wakes when its group finishes.
 //   (restricted waiters - inside isolate(), or without a slot of a task_arena - may not take
 //   every task of the arena; they are never listed and poll their group at 1 ms instead,
-//   see scheduler.cpp. A wake-up for work they cannot take would be lost on them.)
+//   see search.cpp. A wake-up for work they cannot take would be lost on them.)
 // Roamers and helpers sleep in separate lists, so that a publication for work only a roamer
 // can take never lands on a helper (issue 9, bug 1).
 //
@@ -113,7 +113,7 @@ class idle_state {
   }
 
   // A task arena has work and a free slot (P3-P4 for roamers). The caller has fenced after
-  // publishing (attract_visitor in scheduler.cpp).
+  // publishing (attract_visitor in arena_visit.cpp).
   void notify_visitor_wanted() noexcept {
     const std::uint64_t s = m_roaming.load(std::memory_order_relaxed);
     if (searching(s) == 0 && sleeping(s) != 0) wake_one(true);
@@ -135,7 +135,7 @@ class idle_state {
     if (roams(k)) m_roaming.fetch_add(k_one_searcher, std::memory_order_relaxed);
   }
   // L1. Returns what L2 must re-check: nothing, this arena's queues (`any`), or task arenas
-  // wanting a visitor (`visitors`), or both. The caller (scheduler.cpp, leave_search) does the
+  // wanting a visitor (`visitors`), or both. The caller (search.cpp, leave_search) does the
   // fence and the re-check, since only it knows the queues.
   struct last_look {
     bool any = false;

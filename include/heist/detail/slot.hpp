@@ -75,7 +75,7 @@ struct alignas(k_cache_line) slot {
   std::uint32_t m_last_victim = 0;
   std::uint64_t m_rng = 0;
   std::uint32_t m_tick = 0;         // tasks run since the injection queue was last checked
-  std::uint32_t m_idle_rounds = 6;  // adaptive search budget before parking (scheduler.cpp)
+  std::uint32_t m_idle_rounds = 6;  // adaptive search budget before parking (search.cpp)
   // Task spans of the occupant when tracing is on (trace.hpp); null otherwise.
   trace_buffer* m_trace = nullptr;
 };

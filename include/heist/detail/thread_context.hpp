@@ -18,7 +18,7 @@ class executor_impl;
 class wait_context;
 struct slot;
 
-// What the thread is doing right now. A stack-extension stand-in (scheduler.cpp) copies it,
+// What the thread is doing right now. A stack-extension stand-in (stack_extension.cpp) copies it,
 // because it continues the same logical work on another stack.
 struct scheduling_state {
   executor_impl* m_exec = nullptr;  // executor of the running task / of this worker
@@ -41,7 +41,7 @@ struct thread_context : scheduling_state {
   // spare slot; null for other threads (then the slot it occupies, or the executor's
   // counters for threads that hold none).
   slot* m_home = nullptr;
-  bool m_spare = false;            // a blocking() stand-in (scheduler.cpp, spare_main)
+  bool m_spare = false;            // a blocking() stand-in (worker_loop.cpp, spare_main)
   std::uint32_t m_help_depth = 0;  // tasks run inline by helping waits on this stack
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;

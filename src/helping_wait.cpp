@@ -1,0 +1,67 @@
+// helping_wait: task_group::wait, future::get and the parallel algorithms wait by running
+// tasks. (Glossary: scheduler_internal.hpp.)
+//
+//   A waiting thread runs tasks until its wait_context is done: its own deque first (its
+//   group's tasks are on top, LIFO), then the same search as an idle worker (in the waited
+//   arena only), then it parks until the group finishes (k_group) or the arena has new work
+//   (k_work). A worker therefore never blocks its OS thread while it can run something, so
+//   nested waits cannot deadlock, even on one worker. A thread inside isolate()
+//   ("restricted") only takes tasks of its isolation region; it stays out of the idle
+//   accounting (a wake-up for work it may not run would be lost) and parks with a 1 ms
+//   timeout instead. A thread without a slot of a task_arena never runs that arena's tasks
+//   (its concurrency limit); it only waits.
+//
+#include <cstdio>
+#include <exception>
+
+#include "heist/detail/arena_lease.hpp"
+#include "heist/detail/spawn.hpp"
+#include "scheduler_internal.hpp"
+
+namespace heist::detail {
+
+namespace {
+// The helping loop proper; `own` says whether the thread holds a slot of `a`.
+void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
+  const task_filter f{c.m_isolation};
+  while (!w.done()) {
+    found_task found;
+    if (own) {
+      found.t = pop_own(c, f);
+    } else if (a.strict()) {
+      // No slot of a task_arena: running its tasks would exceed its concurrency limit.
+      park_restricted(c, w);
+      continue;
+    }
+    if (found.t == nullptr) {
+      found = search(c, a, &w, f);
+      // w is done. Leave through the loop condition: its acquire load of the count is what
+      // makes the tasks' effects visible (search may have seen zero through a relaxed load).
+      if (found.t == nullptr) continue;
+    }
+    execute_nested(c, a, found.t, found.stolen);
+    if (!own) a.exec().note_idle();
+  }
+}
+}  // namespace
+
+void help_until(arena& a, wait_context& w) {
+  thread_context& c = current_context();
+  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
+    help_loop(c, a, w, true);
+    return;
+  }
+  arena_lease lease(c, a);
+  help_loop(c, a, w, c.m_slot != nullptr && c.m_arena == &a);
+}
+
+void report_unhandled_exception(std::exception_ptr e) noexcept {
+  thread_context* c = t_context;
+  if (c != nullptr && c->m_exec != nullptr) {
+    c->m_exec->report_unhandled(std::move(e));
+    return;
+  }
+  std::fputs("heist: unhandled exception in a task outside any executor\n", stderr);
+}
+
+}  // namespace heist::detail

@@ -1,0 +1,206 @@
+// scheduler_internal: what the scheduler's files share (private to the library). The
+// scheduler is split by concern, each file opening with its part of this glossary:
+//   worker_loop.cpp     the loops of the executor's own threads (workers, blocking() stand-ins)
+//   search.cpp          finding a task: the own deque, the injection queue, stealing; parking
+//   helping_wait.cpp    task_group::wait and future::get run tasks while they wait
+//   arena_visit.cpp     spawning into arenas from outside, leases, visits to task arenas
+//   thread_context.cpp  what heist knows about each OS thread
+//   stack_extension.cpp deep helping recursion moves to a fresh stack
+// Sleeping and waking is idle_state's (include/heist/detail/idle_state.hpp); docs/design.md
+// has the long version with diagrams.
+//
+// Glossary
+//   worker   a thread the executor started; it occupies one slot (deque) of its arena.
+//   owner    the thread occupying a slot: the only one that pushes and pops its deque.
+//   thief    any thread stealing from the top of another slot's deque.
+//   inject   queue a task from a thread that holds no slot of the target arena.
+//   help     run other tasks while waiting for a task_group or a future.
+//   park     block the OS thread on its parker (idle_state.hpp has the sleep protocol).
+//   visit    a worker with nothing to do at home leases a slot of a task_arena with work.
+//   spare    a stand-in thread that runs in place of a thread blocked in heist::blocking().
+//
+//
+// Rejected alternatives: a global queue with a condition variable (note 000; every spawn
+// would take a lock); waking all sleepers on new work (burns CPU under a trickle); switching
+// stacks with ucontext (sanitizers lose track of fiber switches without annotations, and a
+// thread per 4096 levels costs ~50 us, i.e. nothing).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "heist/detail/arena.hpp"
+#include "heist/detail/executor_impl.hpp"
+#include "heist/detail/perturb.hpp"
+#include "heist/detail/thread_context.hpp"
+#include "heist/detail/trace.hpp"
+#include "heist/detail/wait_context.hpp"
+#include "stack_extension.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace heist::detail {
+
+// --- tuning ------------------------------------------------------------------------------
+// A searcher makes up to k_max_idle_rounds search rounds before it parks: the first
+// k_spin_rounds separated by a short pause, the rest by sched_yield. Each slot adapts its own
+// budget (slot::m_idle_rounds): a search that ends in parking halves it, one that found work
+// while spinning raises it, so a trickle of lone tasks converges to parking almost at once
+// (little CPU per task) while bursty fork-join keeps spinning through short gaps.
+inline constexpr std::uint32_t k_spin_rounds = 2;
+inline constexpr std::uint32_t k_max_idle_rounds = 6;
+inline constexpr unsigned k_pause_per_round = 32;
+// While a parallel loop runs in the arena, a searcher that used up its budget keeps yielding
+// for up to this long before it parks (arena::loops_running).
+inline constexpr std::int64_t k_loop_linger_ns = 100'000;
+inline constexpr std::uint32_t k_inject_check_interval = 64;
+inline constexpr std::int64_t k_restricted_park_ns = 1'000'000;
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+inline std::uint64_t next_random(std::uint64_t& state) noexcept {
+  // xorshift64*: fast, and good enough to spread victims.
+  state ^= state >> 12;
+  state ^= state << 25;
+  state ^= state >> 27;
+  return state * 0x2545F4914F6CDD1DULL;
+}
+
+// Which tasks a thread may take: anything, or only those of its isolation region.
+struct task_filter {
+  std::uintptr_t isolation = 0;
+  bool restricted() const noexcept { return isolation != 0; }
+  // May see a stale or null pointer (chase_lev_deque::steal_if); reads only an atomic.
+  bool accepts(const task* t) const noexcept {
+    if (isolation == 0) return true;
+    return t != nullptr && t->m_isolation.load(std::memory_order_relaxed) == isolation;
+  }
+};
+
+struct found_task {
+  task* t = nullptr;
+  bool stolen = false;
+  bool more = false;  // more work was visible where this one came from
+};
+
+// The counters a thread's statistics go to (slot_counters: flow by location, statistics by
+// thread): a worker's or spare's own slot, else the slot it occupies; null: the executor's.
+inline slot* stats_slot(const thread_context& c) noexcept {
+  return c.m_home != nullptr ? c.m_home : c.m_slot;
+}
+
+// --- running a task (inline: the hot path of every loop below) -------------------------------
+inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
+  wait_context* const group = t->m_group;
+  const bool run = group == nullptr || !group->is_cancelled();
+  wait_context* const saved_group = c.m_group;
+  const std::uintptr_t saved_isolation = c.m_isolation;
+  const bool saved_stolen = c.m_stolen;
+  c.m_group = group;
+  c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
+  c.m_stolen = stolen;
+  ++c.m_task_depth;
+  slot* const s = c.m_slot;
+  trace_buffer* const trace = s != nullptr ? s->m_trace : nullptr;
+  const bool external_trace = s == nullptr && c.m_exec->tracing();
+  const std::uint64_t start = (trace != nullptr || external_trace) ? trace_clock() : 0;
+  t->m_invoke(t, run);
+  if (trace != nullptr) {
+    trace->record(start, trace_clock(), stolen);
+  } else if (external_trace) {
+    c.m_exec->record_external_span(start, trace_clock(), stolen);
+  }
+  --c.m_task_depth;
+  c.m_stolen = saved_stolen;
+  c.m_isolation = saved_isolation;
+  c.m_group = saved_group;
+  c.m_pool.deallocate(t);
+  if (s != nullptr) {
+    if (run) {
+      if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
+    }
+    // release: see owner_counter::bump_release and executor_impl::in_flight.
+    s->m_counters.finished.bump_release();
+  } else {
+    c.m_exec->count_external_finished(c, run);
+  }
+  if (group != nullptr) group->finish_one();
+}
+
+// Runs `t` of arena `a` on the calling thread. A thread without a slot in `a` (an external
+// helper of a non-strict arena) runs it as a guest: spawns inside go to `a`'s injection
+// queue.
+inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexcept {
+  if (c.m_arena == &a) {
+    execute_task(c, t, stolen);
+    return;
+  }
+  const scheduling_state saved = c;
+  c.m_exec = &a.exec();
+  c.m_arena = &a;
+  c.m_slot = nullptr;
+  c.m_task_depth = 0;
+  execute_task(c, t, stolen);
+  static_cast<scheduling_state&>(c) = saved;
+}
+
+struct nested_run {
+  arena* a;
+  task* t;
+  bool stolen;
+};
+
+// A helping wait runs `t` inline, or on a stack extension when the stack is nearly used up.
+inline void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
+  if (HEIST_UNLIKELY(stack_is_low(c))) {
+    nested_run run{&a, t, stolen};
+    const bool handed_over = run_on_stack_extension(
+        c,
+        [](void* p) {
+          auto& r = *static_cast<nested_run*>(p);
+          execute_in(*t_context, *r.a, r.t, r.stolen);
+        },
+        &run);
+    if (handed_over) return;
+  }
+  depth_guard depth(c);
+  execute_in(c, a, t, stolen);
+}
+
+// --- finding a task (search.cpp) --------------------------------------------------------------
+// Pushes back tasks an isolated waiter popped and may not run (see search.cpp).
+void push_back_foreign(thread_context& c, task* list) noexcept;
+// Pops past tasks of other isolation regions to one of `f`'s region (see search.cpp).
+task* dig_for_region(thread_context& c, const task_filter& f, task* t) noexcept;
+
+inline task* pop_own(thread_context& c, const task_filter& f) noexcept {
+  task* t = c.m_slot->m_deque.pop();
+  if (HEIST_UNLIKELY(t != nullptr && !f.accepts(t))) return dig_for_region(c, f, t);
+  return t;
+}
+
+// One search round in arena `a`: its injection queue, then steal attempts.
+found_task search_once(thread_context& c, arena& a, const task_filter& f,
+                       bool& saw_contention) noexcept;
+// Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
+// stops (w == null). Spins, then yields, then parks.
+found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f);
+// Parks a waiter that may not take the arena's work until `w` finishes, at most 1 ms.
+// Returns false if `w` finished.
+bool park_restricted(thread_context& c, wait_context& w);
+
+// --- arena visits (arena_visit.cpp) -----------------------------------------------------------
+// Runs tasks of task arena `x` (already counted in x.m_visitors) on a leased slot until it
+// has none left; returns whether it ran any.
+bool visit(thread_context& c, arena& x);
+
+}  // namespace heist::detail

@@ -1,0 +1,331 @@
+// search: how a thread out of local work finds a task, and parks when there is none.
+// (Glossary: scheduler_internal.hpp.)
+//
+// Search: the injection queue, then steal attempts at victims chosen by the policy
+//      (sticky_random: the last victim first, then random ones; random; round_robin from
+//      the next index; none). A round makes 2x(victims) attempts. Then task arenas that
+//      have work and a free slot are visited, in rotating order. The first rounds spin
+//      (pause), the next ones yield, then the thread parks (idle_state.hpp); how many rounds
+//      adapts per slot (parking halves it, finding work while spinning grows it).
+// A thief that took a task and sees more work behind it, while it was the last
+//      searcher and somebody sleeps, wakes one more thread: work spreads one wake-up at a
+//      time without waking threads for a trickle of single tasks.
+//
+//
+// Parking is idle_state's protocol (idle_state.hpp); the park paths here are its callers:
+// a registered searcher (a roamer or a helper of an arena) runs S1-S4, a restricted waiter
+// (inside isolate(), or without a slot of a task_arena) polls its group at 1 ms.
+#include <chrono>
+#include <thread>
+
+#include "heist/detail/spawn.hpp"
+#include "scheduler_internal.hpp"
+
+namespace heist::detail {
+
+// Pushes back tasks an isolated waiter popped and may not run (linked through m_next, the
+// most recently popped first, so pushing in list order restores the deque's order). A push
+// into an empty deque is a publication: a thief may have found the deque empty meanwhile and
+// gone to sleep, so it wakes a sleeper as a spawn would (issue 9, bug 4).
+void push_back_foreign(thread_context& c, task* list) noexcept {
+  arena& a = *c.m_arena;
+  bool woke = false;
+  while (list != nullptr) {
+    task* t = list;
+    list = t->m_next.load(std::memory_order_relaxed);
+    // The slots these tasks came from are free, so the push cannot need to grow: it cannot
+    // throw.
+    const bool was_empty = c.m_slot->m_deque.push(t);
+    if (was_empty && !woke) {
+      woke = true;
+      a.idle().notify_after_spawn(true);
+      if (a.strict()) attract_visitor(a);
+    }
+  }
+}
+
+// An isolated waiter's own deque may hold tasks of outer regions above tasks of its own
+// (a task of another region spawned onto it in between). Pops until a task of the waiter's
+// region or the bottom, then puts the others back in their order: a task of the region is
+// found wherever it lies (oneTBB scans the local deque the same way). Issue 9, bug 3.
+HEIST_NOINLINE task* dig_for_region(thread_context& c, const task_filter& f, task* t) noexcept {
+  task* foreign = nullptr;  // popped tasks of other regions, the latest first
+  while (t != nullptr && !f.accepts(t)) {
+    HEIST_PERTURB_POINT(isolate_rejected);
+    // relaxed: the task is this thread's until it is pushed back (the push publishes).
+    t->m_next.store(foreign, std::memory_order_relaxed);
+    foreign = t;
+    t = c.m_slot->m_deque.pop();
+  }
+  // Reverse, so that the task popped last (the deepest) goes back first.
+  task* in_order = nullptr;
+  while (foreign != nullptr) {
+    task* next = foreign->m_next.load(std::memory_order_relaxed);
+    foreign->m_next.store(in_order, std::memory_order_relaxed);
+    in_order = foreign;
+    foreign = next;
+  }
+  push_back_foreign(c, in_order);
+  return t;
+}
+
+std::size_t pick_victim(thread_context& c, std::size_t n, slot* self, std::size_t attempt,
+                        steal_policy policy) noexcept {
+  std::uint64_t& rng = self != nullptr ? self->m_rng : c.m_rng;
+  const std::size_t victims = self != nullptr ? n - 1 : n;
+  std::size_t v;
+  switch (policy) {
+    case steal_policy::round_robin: {
+      const std::size_t base = self != nullptr ? self->m_index + 1 : rng % n;
+      v = (base + attempt % victims) % n;
+      if (self != nullptr && v == self->m_index) v = (v + 1) % n;
+      return v;
+    }
+    case steal_policy::sticky_random:
+      if (attempt == 0 && self != nullptr && self->m_last_victim != self->m_index &&
+          self->m_last_victim < n) {
+        return self->m_last_victim;
+      }
+      [[fallthrough]];
+    case steal_policy::random:
+    case steal_policy::none:
+    default:
+      v = static_cast<std::size_t>(next_random(rng) % victims);
+      if (self != nullptr && v >= self->m_index) ++v;
+      return v;
+  }
+}
+
+void count_steal(thread_context& c, slot* self, bool ok, std::size_t victim) noexcept {
+  if (slot* stats = stats_slot(c)) {
+    stats->m_counters.steal_attempts.bump();
+    (ok ? stats->m_counters.stolen : stats->m_counters.failed_steals).bump();
+  } else {
+    c.m_exec->count_external_steal(ok);
+  }
+  if (ok && self != nullptr) self->m_last_victim = static_cast<std::uint32_t>(victim);
+}
+
+// One search round in arena `a`: its injection queue, then steal attempts.
+found_task search_once(thread_context& c, arena& a, const task_filter& f,
+                       bool& saw_contention) noexcept {
+  slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
+  executor_impl& exec = a.exec();
+  injection_queue& inject = a.inject();
+  const std::size_t start = self != nullptr ? self->m_index : static_cast<std::size_t>(c.m_rng);
+  if (task* t = inject.pop_if(start, [&f](const task* x) noexcept { return f.accepts(x); })) {
+    return {t, false, inject.size() != 0};
+  }
+  const steal_policy policy = exec.policy();
+  if (policy == steal_policy::none) return {};
+  const std::size_t n = a.active_slots();
+  const std::size_t victims = self != nullptr ? n - 1 : n;
+  if (victims == 0) return {};
+  const std::size_t attempts = policy == steal_policy::round_robin ? victims : 2 * victims;
+  for (std::size_t k = 0; k < attempts; ++k) {
+    const std::size_t v = pick_victim(c, n, self, k, policy);
+    slot& victim = a.slot_at(v);
+    // A leasable slot nobody occupies holds no work (leases hand leftovers to the
+    // injection queue): skip it without counting an attempt.
+    if (v >= a.first_leasable() && !victim.m_occupied.load(std::memory_order_relaxed)) continue;
+    const steal_result<task*> r =
+        victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
+    const bool ok = r.status == steal_status::success;
+    count_steal(c, self, ok, v);
+    if (ok) return {r.value, true, !victim.m_deque.empty()};
+    if (r.status == steal_status::lost_race) saw_contention = true;
+  }
+  return {};
+}
+
+// Work that the calling thread could take in `a`, for the re-check before sleeping (S3).
+bool work_visible(thread_context& c, arena& a) noexcept {
+  if (a.inject().size() != 0) return true;
+  if (a.exec().policy() == steal_policy::none) return false;
+  slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
+  const std::size_t n = a.active_slots();
+  for (std::size_t i = 0; i < n; ++i) {
+    slot& s = a.slot_at(i);
+    if (&s != self && !s.m_deque.empty()) return true;
+  }
+  return false;
+}
+
+// Is this thread a top-level searcher of its executor's default arena (a worker or spare
+// between tasks)? Only those visit task arenas, and they also re-check them before sleeping.
+bool visits_arenas(const thread_context& c, arena& a, wait_context* w) noexcept {
+  return w == nullptr && !a.strict() && c.m_worker_of == &a.exec();
+}
+
+// The idle kind a registered searcher of `a` counts as (idle_state.hpp).
+idle_kind kind_of(const thread_context& c, arena& a, wait_context* w) noexcept {
+  if (!visits_arenas(c, a, w)) return idle_kind::helper;
+  return c.m_spare ? idle_kind::stand_in : idle_kind::roamer;
+}
+
+// L1-L2 of the protocol (idle_state.hpp): the caller stops searching `a`. If it was the last
+// searcher of its kind and threads of that kind sleep, it looks once more, after a fence, at
+// what they could take, and wakes one if anything is there: a publisher that saw it
+// searching woke nobody (issue 9, bug 5).
+void leave_search(arena& a, idle_kind k) noexcept {
+  HEIST_PERTURB_POINT(search_leaving);
+  const idle_state::last_look look = a.idle().end_search(k);
+  if (HEIST_LIKELY(!look.needed())) return;
+  // L2: pairs with the publishers' fence P2 (and attract_visitor's).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (look.any && a.has_queued_work()) a.idle().wake_one(false);
+  if (look.visitors && a.exec().task_arena_needs_thread()) a.idle().wake_one(true);
+}
+
+// The end condition of a search: `w` done, or (no w) the executor stopping.
+bool search_over(executor_impl& exec, wait_context* w) noexcept {
+  return w != nullptr ? w->done() : exec.stopping();
+}
+
+// Arms `w` to wake this thread's parker when it finishes, before a waiter parks.
+enum class arm_outcome {
+  armed,     // park now
+  finished,  // `w` is done: stop waiting
+  poll,      // another thread already sleeps on `w`: paused briefly, search again
+};
+arm_outcome arm_waiter(thread_context& c, wait_context& w) {
+  HEIST_PERTURB_POINT(group_arming);
+  switch (w.arm(&c.m_parker)) {
+    case wait_context::arm_result::done:
+      return arm_outcome::finished;
+    case wait_context::arm_result::busy:
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      return arm_outcome::poll;
+    case wait_context::arm_result::armed:
+      break;
+  }
+  return arm_outcome::armed;
+}
+
+// Parks a registered searcher of arena `a` (S1-S4). Returns false if `w` finished (the
+// caller stops searching), true to search again. On return the thread counts as a searcher.
+bool park_registered(thread_context& c, arena& a, wait_context* w) {
+  executor_impl& exec = a.exec();
+  idle_state& idle = a.idle();
+  if (w != nullptr) {
+    const arm_outcome armed = arm_waiter(c, *w);
+    if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
+  }
+  idle.prepare_sleep(c.m_sleeper, kind_of(c, a, w));  // S1, S2
+  if (work_visible(c, a) || search_over(exec, w) ||   // S3
+      (visits_arenas(c, a, w) && exec.task_arena_needs_thread()) ||
+      (w == nullptr && c.m_spare && exec.spares_surplus())) {  // go back and retire
+    if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
+    return w == nullptr || w->disarm(c.m_parker);
+  }
+  if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
+  HEIST_PERTURB_POINT(sleep_before_park);
+  // S4
+  const std::uint32_t why =
+      c.m_parker.wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
+  if ((why & parker::k_group) != 0) {
+    HEIST_PERTURB_POINT(group_waiter_woken);
+    // The wait is over. Leave the list, or consume the k_work of a waker who took us.
+    if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
+      c.m_parker.wait_for(parker::k_work);
+    }
+    return false;
+  }
+  // k_work: a waker took us out of the list and made us a searcher.
+  return w == nullptr || w->disarm(c.m_parker);
+}
+
+// Parks a waiter that may not take the arena's work (isolated, or without a slot of a
+// task_arena): only until `w` finishes, at most k_restricted_park_ns. Returns false if `w`
+// finished.
+bool park_restricted(thread_context& c, wait_context& w) {
+  const arm_outcome armed = arm_waiter(c, w);
+  if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
+  if (c.m_parker.wait_for(parker::k_group, k_restricted_park_ns) != 0) {
+    HEIST_PERTURB_POINT(group_waiter_woken);
+    return false;
+  }
+  return w.disarm(c.m_parker);
+}
+
+// Should a searcher that used up its budget keep yielding instead of parking? While a loop
+// runs in `a`, for up to k_loop_linger_ns from the first time this search asked.
+bool lingers_for_loop(const arena& a, std::int64_t& until) noexcept {
+  if (until == 0 && !a.loops_running()) return false;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  if (until == 0) until = now + k_loop_linger_ns;
+  return now < until;
+}
+
+// Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
+// stops (w == null). Spins, then yields, then parks. A top-level searcher of the default
+// arena also visits task arenas that need a thread.
+found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f) {
+  executor_impl& exec = a.exec();
+  idle_state& idle = a.idle();
+  const bool registered = !f.restricted();
+  const bool visitor = visits_arenas(c, a, w);
+  const idle_kind kind = kind_of(c, a, w);
+  if (registered) idle.begin_search(kind);
+  // Every exit below stops searching: a registered searcher goes through leave_search.
+  auto leave = [&] {
+    if (registered) leave_search(a, kind);
+  };
+  if (w == nullptr) exec.note_idle();
+  slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
+  std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
+  std::int64_t linger_until = 0;
+  for (std::uint32_t round = 0;; ++round) {
+    bool contention = false;
+    found_task found = search_once(c, a, f, contention);
+    if (found.t != nullptr) {
+      if (self != nullptr && self->m_idle_rounds < k_max_idle_rounds) ++self->m_idle_rounds;
+      leave();
+      return found;
+    }
+    if (search_over(exec, w)) {
+      leave();
+      return {};
+    }
+    if (visitor && exec.has_task_arenas()) {
+      if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {
+        // Busy while visiting: not a searcher of the home arena meanwhile.
+        HEIST_PERTURB_POINT(visit_entering);
+        leave();
+        visit(c, *x);
+        idle.begin_search(kind);
+        round = 0;
+        continue;
+      }
+    }
+    if (contention || round < std::min(budget, k_spin_rounds)) {
+      for (unsigned i = 0; i < k_pause_per_round; ++i)
+        cpu_relax();
+      continue;
+    }
+    if (round < budget || lingers_for_loop(a, linger_until)) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (self != nullptr) self->m_idle_rounds = std::max<std::uint32_t>(1, budget / 2);
+    // A surplus stand-in retires instead of parking (its worker is back, and nothing is left
+    // to do): spare_main hands its slot back.
+    if (w == nullptr && c.m_spare && exec.spare_should_retire()) {
+      leave();
+      return {};
+    }
+    const bool again = registered ? park_registered(c, a, w) : park_restricted(c, *w);
+    if (!again) {
+      leave();
+      return {};
+    }
+    // Woken for new work: search with the full budget again.
+    budget = k_max_idle_rounds;
+    round = 0;
+    linger_until = 0;
+  }
+}
+
+}  // namespace heist::detail
