@@ -1,6 +1,7 @@
 // executor_impl: the state behind heist::executor. Header-visible so that the inline spawn
 // path can reach the arena, the idle state and the admission counters; everything that is
-// not on that path is defined in src/executor.cpp and the scheduler files (src/scheduler_internal.hpp lists them).
+// not on that path is defined in src/executor.cpp and the scheduler files (listed in
+// src/scheduler_internal.hpp).
 #pragma once
 
 #include <atomic>

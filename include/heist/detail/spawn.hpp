@@ -18,7 +18,7 @@
 
 namespace heist::detail {
 
-// --- out-of-line entry points (src/arena_visit.cpp, src/helping_wait.cpp)--------------------------------------
+// --- out-of-line entry points (src/arena_visit.cpp, src/helping_wait.cpp) -------------
 // Queues `t` on `a`'s injection queue and wakes a sleeper if needed.
 void inject(arena& a, const thread_context& c, task* t) noexcept;
 // New work in task arena `a`: if it has a free slot, wake a roamer of the executor to visit.
