@@ -83,13 +83,17 @@ class graph_runner {
   void start_from_task() noexcept;
 
  private:
+  // Task closures (constructors: see pipeline.cpp's input_job).
   struct node_job {
+    node_job(graph_runner* r, graph_node_data* n, std::uint64_t w) noexcept
+        : runner(r), node(n), weight(w) {}
     graph_runner* runner;
     graph_node_data* node;
     std::uint64_t weight;
     void operator()(task*) noexcept { runner->run_from(node, weight); }
   };
   struct start_job {
+    explicit start_job(graph_runner* r) noexcept : runner(r) {}
     graph_runner* runner;
     void operator()(task*) noexcept { runner->start_from_task(); }
   };

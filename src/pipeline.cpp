@@ -136,12 +136,16 @@ class pipeline_run {
   }
 
  private:
+  // Task closures. Constructors rather than aggregates: clang 14 (the fuzzing build) has no
+  // parenthesized aggregate initialization, which spawn's in-place construction uses.
   struct input_job {
+    input_job(pipeline_run* r, std::uint64_t w) noexcept : run(r), weight(w) {}
     pipeline_run* run;
     std::uint64_t weight;
     void operator()(task*) noexcept { run->input(weight); }
   };
   struct carry_job {
+    carry_job(pipeline_run* r, token* t, std::uint64_t w) noexcept : run(r), item(t), weight(w) {}
     pipeline_run* run;
     token* item;
     std::uint64_t weight;
