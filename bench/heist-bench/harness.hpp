@@ -1,11 +1,34 @@
-// What heist-bench's workload families share: the run's configuration and results, and
-// the families defined outside main.cpp.
+// What heist-bench's workload families share: the run's configuration and results, the
+// backends by key, the interleaved timing loop, and the registry of families. Adding a
+// workload touches one file: its family's (families/*.cpp), which registers it here.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "backends/backend.hpp"
+#include "backends/central_queue.hpp"
+#include "backends/heist_backend.hpp"
+#include "backends/lock_pool.hpp"
+#include "backends/serial_backend.hpp"
+#include "backends/static_rr.hpp"
 #include "config.hpp"
+#include "measure.hpp"
+#include "report.hpp"
 #include "results.hpp"
+#if HEIST_BENCH_HAVE_TBB
+#include "backends/tbb_backend.hpp"
+#endif
+#if HEIST_BENCH_HAVE_OPENMP
+#include "backends/omp_backend.hpp"
+#endif
 
 namespace bench {
 
@@ -14,8 +37,141 @@ struct context {
   std::vector<result> results;
 };
 
-// Task graphs and pipelines against oneTBB's flow graph and parallel_pipeline
-// (flow_workloads.cpp): wavefront, linear chain, binary tree, rerun, pipelines.
-void flow_workloads(context& x);
+// --- the registry ---------------------------------------------------------------------------
+// A family of workloads: run in `order`, listed by --list with its workload keys.
+struct workload_family {
+  int order;
+  const char* name;
+  std::vector<const char*> workloads;
+  void (*run)(context&);
+};
+std::vector<workload_family>& families();  // main.cpp
+struct register_family {
+  explicit register_family(workload_family f) { families().push_back(std::move(f)); }
+};
+
+// --- backends by key ------------------------------------------------------------------------
+struct backend_key {
+  const char* key;
+  bool quick;  // part of the quick default
+};
+
+// Constructs the backend `key` with `threads` threads and calls f(backend). Returns false if
+// the backend is not available in this build.
+template <class F>
+inline bool with_backend(const std::string& key, int threads, F&& f) {
+  if (key == "heist") {
+    heist_backend b(threads);
+    f(b);
+  } else if (key == "heist-random") {
+    heist_backend b(threads, heist::steal_policy::random);
+    f(b);
+  } else if (key == "heist-rr") {
+    heist_backend b(threads, heist::steal_policy::round_robin);
+    f(b);
+  } else if (key == "heist-none") {
+    heist_backend b(threads, heist::steal_policy::none);
+    f(b);
+  } else if (key == "serial") {
+    serial_backend b(threads);
+    f(b);
+  } else if (key == "lockpool") {
+    lock_pool b(threads);
+    f(b);
+  } else if (key == "central") {
+    central_queue b(threads);
+    f(b);
+  } else if (key == "rr-dealing") {
+    static_rr b(threads);
+    f(b);
+#if HEIST_BENCH_HAVE_TBB
+  } else if (key == "tbb") {
+    tbb_backend b(threads);
+    f(b);
+#endif
+#if HEIST_BENCH_HAVE_OPENMP
+  } else if (key == "omp") {
+    omp_backend b(threads);
+    f(b);
+#endif
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
+// selected backend and thread count. The machine is shared and noisy, so repetitions are
+// interleaved: each round runs every backend once, in an order rotated every round (a fresh
+// pool each time; the first round adds one untimed warm-up run), so that a slow spell or a
+// neighbour's spinning threads hit all backends alike. `setup()` runs
+// before each repetition, untimed. The checksum must equal `expected` (the serial result).
+template <class WithBackend, class Body>
+inline void timed_case_with(context& x, WithBackend&& with, const std::vector<int>& thread_counts,
+                            const std::string& group, const std::string& key,
+                            const std::string& workload, const std::vector<backend_key>& keys,
+                            int reps, std::uint64_t expected, const std::function<void()>& setup,
+                            Body&& body) {
+  if (!x.cfg.wants_workload(key, true)) return;
+  for (int threads : thread_counts) {
+    std::vector<result> rows;
+    std::vector<std::string> row_keys;
+    for (const backend_key& k : keys) {
+      if (!x.cfg.wants_backend(k.key, k.quick)) continue;
+      if (std::string(k.key) == "serial" && threads != 1) continue;  // serial is one thread
+      result r;
+      r.group = group;
+      r.workload = workload;
+      r.threads = threads;
+      r.unit = "ms";
+      rows.push_back(std::move(r));
+      row_keys.push_back(k.key);
+    }
+    std::vector<bool> available(rows.size(), true);
+    for (int round = 0; round < reps; ++round) {
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        // Rotate the order every round, and let the previous runtime's idle threads settle
+        // first: libgomp spins for milliseconds after a parallel region and would otherwise
+        // slow down whichever backend always runs next.
+        const std::size_t i = (j + static_cast<std::size_t>(round)) % rows.size();
+        if (!available[i]) continue;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        result& r = rows[i];
+        available[i] = with(row_keys[i], threads, [&](auto& b) {
+          r.backend = b.name();
+          for (int run = round == 0 ? 0 : 1; run <= 1; ++run) {  // run 0: warm-up
+            if (setup) setup();
+            std::uint64_t sum = 0;
+            const double s = time_once([&] { sum = body(b); });
+            if (sum != expected) {
+              std::fprintf(stderr, "heist-bench: %s on %s gave %llu, expected %llu\n",
+                           workload.c_str(), r.backend.c_str(),
+                           static_cast<unsigned long long>(sum),
+                           static_cast<unsigned long long>(expected));
+              std::exit(1);
+            }
+            if (run == 1) r.samples.push_back(s * 1e3);
+          }
+        });
+      }
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!available[i]) continue;
+      rows[i].stats = summarize(rows[i].samples);
+      print_progress(rows[i]);
+      x.results.push_back(std::move(rows[i]));
+    }
+  }
+}
+
+// timed_case_with over the fork-join backends and every configured thread count.
+template <class Body>
+inline void timed_case(context& x, const std::string& group, const std::string& key,
+                       const std::string& workload, const std::vector<backend_key>& keys, int reps,
+                       std::uint64_t expected, const std::function<void()>& setup, Body&& body) {
+  timed_case_with(
+      x, [](const std::string& k, int t, auto&& f) { return with_backend(k, t, f); }, x.cfg.threads,
+      group, key, workload, keys, reps, expected, setup, std::forward<Body>(body));
+}
 
 }  // namespace bench

@@ -18,15 +18,15 @@
 #include <thread>
 #include <vector>
 
-#include "backends/heist_backend.hpp"
-#include "harness.hpp"
-#include "report.hpp"
-#include "workloads/flow.hpp"
+#include "../backends/heist_backend.hpp"
+#include "../harness.hpp"
+#include "../report.hpp"
+#include "../workloads/flow.hpp"
 #if HEIST_BENCH_HAVE_TBB
 #include <tbb/flow_graph.h>
 #include <tbb/parallel_pipeline.h>
 
-#include "backends/tbb_backend.hpp"
+#include "../backends/tbb_backend.hpp"
 #endif
 
 namespace bench {
@@ -463,5 +463,13 @@ void flow_workloads(context& x) {
   }
   graph_pictures(x, most);
 }
+
+namespace {
+const register_family k_registered{{50,
+                                    "graphs and pipelines",
+                                    {"wavefront", "wavefront0", "chain", "tree", "rerun",
+                                     "pipeline", "pipeline-1us", "pipeline-heavy"},
+                                    &flow_workloads}};
+}  // namespace
 
 }  // namespace bench

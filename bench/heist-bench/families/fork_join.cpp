@@ -1,0 +1,95 @@
+// Fork-join workloads (fib, nqueens, uts, matmul, quicksort) on every fork-join backend.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../harness.hpp"
+#include "../workloads/fork_join.hpp"
+
+namespace bench {
+namespace {
+
+const std::vector<backend_key> k_fork_join_backends = {
+    {"heist", true},    {"heist-random", true}, {"heist-rr", true}, {"heist-none", false},
+    {"tbb", true},      {"omp", true},          {"serial", true},   {"lockpool", false},
+    {"central", false}, {"rr-dealing", false}};
+
+void fork_join_workloads(context& x) {
+  const int fib_n = x.cfg.full ? 32 : 30;
+  const auto fib_expected = static_cast<std::uint64_t>(fib<serial_backend>(fib_n));
+  timed_case(x, "fork-join", "fib", "fib(" + std::to_string(fib_n) + ")", k_fork_join_backends,
+             x.cfg.reps_or(7, 15), fib_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               long v = 0;
+               b.run([&] { v = fib<B>(fib_n); });
+               return static_cast<std::uint64_t>(v);
+             });
+
+  const int queens = 12;
+  timed_case(x, "fork-join", "nqueens", "nqueens(12)", k_fork_join_backends, x.cfg.reps_or(5, 11),
+             14200, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               long v = 0;
+               b.run([&] { v = nqueens<B>(queens, 0, 0, 0, 0); });
+               return static_cast<std::uint64_t>(v);
+             });
+
+  uts_params up;
+  up.max_depth = x.cfg.full ? 12 : 10;
+  const std::uint64_t uts_expected = uts<serial_backend>(up.seed, 0, up);
+  timed_case(x, "fork-join", "uts", "uts(geo,d=" + std::to_string(up.max_depth) + ")",
+             k_fork_join_backends, x.cfg.reps_or(5, 11), uts_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = uts<B>(up.seed, 0, up); });
+               return v;
+             });
+
+  const std::size_t mm = x.cfg.full ? 1024 : 512;
+  std::vector<double> ma(mm * mm), mb(mm * mm), mc(mm * mm);
+  for (std::size_t i = 0; i < mm * mm; ++i) {
+    ma[i] = static_cast<double>(i % 7) - 3;
+    mb[i] = static_cast<double>(i % 5) - 2;
+  }
+  auto checksum = [&] {
+    double s = 0;
+    for (double v : mc)
+      s += v;
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(s));
+  };
+  std::fill(mc.begin(), mc.end(), 0.0);
+  matmul<serial_backend>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm);
+  const std::uint64_t mm_expected = checksum();
+  timed_case(
+      x, "fork-join", "matmul", "matmul(" + std::to_string(mm) + ")", k_fork_join_backends,
+      x.cfg.reps_or(3, 7), mm_expected, [&] { std::fill(mc.begin(), mc.end(), 0.0); },
+      [&](auto& b) {
+        using B = std::decay_t<decltype(b)>;
+        b.run([&] { matmul<B>({mc.data(), mm}, {ma.data(), mm}, {mb.data(), mm}, mm); });
+        return checksum();
+      });
+
+  const std::size_t qn = 10'000'000;
+  std::vector<int> source(qn), work(qn);
+  std::mt19937 rng(1);
+  for (auto& v : source)
+    v = static_cast<int>(rng());
+  std::vector<int> sorted = source;
+  std::sort(sorted.begin(), sorted.end());
+  const std::uint64_t q_expected = 1;
+  timed_case(
+      x, "fork-join", "quicksort", "quicksort(1e7)", k_fork_join_backends, x.cfg.reps_or(3, 7),
+      q_expected, [&] { work = source; },
+      [&](auto& b) {
+        using B = std::decay_t<decltype(b)>;
+        b.run([&] { quicksort<B>(work.data(), work.data() + work.size()); });
+        return static_cast<std::uint64_t>(work == sorted);
+      });
+}
+
+const register_family k_registered{
+    {10, "fork-join", {"fib", "nqueens", "uts", "matmul", "quicksort"}, &fork_join_workloads}};
+
+}  // namespace
+}  // namespace bench
