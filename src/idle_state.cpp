@@ -34,6 +34,7 @@ void idle_state::unlink(sleeper& s) noexcept {
 }
 
 void idle_state::sleeper_to_searcher(sleeper& s) noexcept {
+  assert(s.m_listed && "only a listed sleeper is woken or withdrawn");
   unlink(s);
   // relaxed: ordered by m_lock against prepare_sleep/cancel_sleep; publishers only read the
   // words as a hint (their correctness argument is about sleepers, see the header).
@@ -86,6 +87,12 @@ void idle_state::wake_stand_ins() noexcept {
 void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
   {
     std::lock_guard<std::mutex> lock(m_lock);
+    // Debug invariants: a thread is listed at most once, and only a searcher goes to sleep
+    // (its own count is in the word, which other threads' transitions cannot take away).
+    assert(!me.m_listed && "a thread sleeps in one list, once");
+    assert(searching(m_state.load(std::memory_order_relaxed)) > 0 && "only searchers sleep");
+    assert((!roams(k) || searching(m_roaming.load(std::memory_order_relaxed)) > 0) &&
+           "only searching roamers sleep as roamers");
     me.m_kind = k;
     sleeper*& h = head(k);
     me.m_prev = nullptr;

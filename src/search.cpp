@@ -15,6 +15,7 @@
 // Parking is idle_state's protocol (idle_state.hpp); the park paths here are its callers:
 // a registered searcher (a roamer or a helper of an arena) runs S1-S4, a restricted waiter
 // (inside isolate(), or without a slot of a task_arena) polls its group at 1 ms.
+#include <cassert>
 #include <chrono>
 #include <thread>
 
@@ -231,7 +232,9 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
     }
     return false;
   }
-  // k_work: a waker took us out of the list and made us a searcher.
+  // k_work: a waker took us out of the list and made us a searcher. (Debug: a k_work signal
+  // is only ever sent by the waker that unlisted us, whose write the signal publishes.)
+  assert(!c.m_sleeper.m_listed && "k_work without the waker's unlisting");
   return w == nullptr || w->disarm(c.m_parker);
 }
 
