@@ -15,7 +15,12 @@
 //   every task of the arena; they are never listed and poll their group at 1 ms instead,
 //   see search.cpp. A wake-up for work they cannot take would be lost on them.)
 // Roamers and helpers sleep in separate lists, so that a publication for work only a roamer
-// can take never lands on a helper (issue 9, bug 1).
+// can take never lands on a helper (issue 9, bug 1). So a thread parked in a nested
+// task_group::wait (a helper of its home arena) is not woken when a task arrives in a
+// task_arena it does not occupy: that arena's call wakes a roamer (notify_visitor_wanted),
+// which visits; the helper wakes for its home arena's work or its group's end.
+// Graph runs and parked pipeline items hold no thread at all (src/graph_runner.cpp,
+// src/pipeline.cpp); waiting for them is a helping wait.
 //
 // Counters. m_state counts searching and sleeping threads of both kinds; m_roaming counts
 // the roamers among them. Only idle transitions write them; the spawn fast path reads one.
