@@ -275,9 +275,13 @@ run_request* graph_runner::complete(run_request& r, std::exception_ptr e) noexce
   // release: pairs with in_flight()'s acquire (the destructor, and changes to the graph
   // after the caller's get()). The last touch of the graph when next is null.
   m_in_flight.fetch_sub(1, std::memory_order_release);
-  if (owner != nullptr) owner->m_value.emplace('\0');
-  done->finish_one();  // publishes the error (release)
-  if (owner != nullptr) owner->release();
+  if (owner != nullptr) {
+    owner->m_value.emplace('\0');
+    owner->complete();  // publishes the error (release) and fires a then()/co_await callback
+    owner->release();
+  } else {
+    done->finish_one();  // a module's run: publishes the error (release)
+  }
   return next;
 }
 

@@ -139,7 +139,7 @@ future<void> task_graph::submit(detail::arena& a, std::size_t n, std::function<b
   if (a.exec().closed() && !detail::inside_tasks_of(a.exec())) {
     throw executor_closed("heist::task_graph::run: the executor is shut down");
   }
-  auto* state = new detail::future_state<void>(a);
+  auto* state = new detail::future_state<void>(&a);
   future<void> result(state);  // owns one reference
   detail::run_request& r = m_runner->make_request();
   r.where = &a;

@@ -31,7 +31,7 @@ class executor {
   future<std::invoke_result_t<std::decay_t<F>>> submit(F&& f) {
     using result = std::invoke_result_t<std::decay_t<F>>;
     detail::arena& a = m_impl->default_arena();
-    future<result> fut(new detail::future_state<result>(a));
+    future<result> fut(new detail::future_state<result>(&a));
     detail::spawn<detail::submit_job<std::decay_t<F>, result>>(a, nullptr, std::forward<F>(f),
                                                                fut.m_state);
     return fut;
@@ -67,6 +67,15 @@ executor& default_executor();
 
 inline detail::executor_impl& detail_impl(executor& ex) noexcept {
   return *ex.m_impl;
+}
+
+template <class T>
+template <class F>
+auto future<T>::then(executor& ex, F&& f) -> future<detail::then_result_t<T, F>> {
+  check_valid();
+  auto* dst = detail::attach_then(m_state, &detail_impl(ex).default_arena(), std::forward<F>(f));
+  m_state = nullptr;
+  return future<detail::then_result_t<T, F>>(dst);
 }
 
 }  // namespace heist

@@ -1,5 +1,7 @@
-// future<T> (SPEC section 2): the result of executor::submit. Waiting helps: the waiting
-// thread runs other tasks of the executor until the result is ready.
+// future<T> (SPEC sections 2 and 11): the result of executor::submit, a promise, a graph run
+// or a continuation. Waiting helps: the waiting thread runs other tasks of the executor until
+// the result is ready. then() attaches a continuation that runs as a task when the value
+// arrives, so nothing waits at all (detail/future_state.hpp has the protocol).
 #pragma once
 
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <utility>
 
 #include "heist/detail/arena.hpp"
+#include "heist/detail/future_state.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/wait_context.hpp"
 
@@ -18,31 +21,27 @@ namespace heist {
 
 template <class T>
 class future;
+template <class T>
+class promise;
 class task_graph;
+class executor;
 
 namespace detail {
 
-// Shared by one future and one task. The wait_context count is 1 until the task finishes.
-template <class T>
-class future_state : public wait_context {
- public:
-  explicit future_state(arena& a) noexcept : wait_context(nullptr, 1), m_arena(&a) {}
-
-  void add_ref() noexcept {
-    // relaxed: taking a new reference needs no ordering (the caller already holds one).
-    m_refs.fetch_add(1, std::memory_order_relaxed);
+// How heist's own code (when_all, coroutines) reaches a future's state and makes futures.
+struct future_access {
+  template <class T>
+  static future_state<T>* state(future<T>& f) noexcept {
+    return f.m_state;
   }
-  void release() noexcept {
-    // acq_rel: the last releaser must see every write of the other holder before delete.
-    if (m_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  template <class T>
+  static future_state<T>* take(future<T>& f) noexcept {
+    return std::exchange(f.m_state, nullptr);
   }
-
-  arena* m_arena;
-  std::exception_ptr m_error;
-  std::optional<std::conditional_t<std::is_void_v<T>, char, T>> m_value;
-
- private:
-  std::atomic<int> m_refs{1};
+  template <class T>
+  static future<T> make(future_state<T>* s) noexcept {
+    return future<T>(s);
+  }
 };
 
 template <class F, class T>
@@ -67,13 +66,127 @@ class submit_job {
     } catch (...) {
       m_state->m_error = std::current_exception();
     }
-    m_state->finish_one();  // publishes the value or the error (release)
+    m_state->complete();  // publishes the value or the error (release), fires a callback
   }
 
  private:
   F m_fn;
   future_state<T>* m_state;
 };
+
+// What then(f) makes of a future<T>: f(T) (f() for void).
+template <class T, class F>
+struct then_result {
+  using type = std::invoke_result_t<std::decay_t<F>&, T>;
+};
+template <class F>
+struct then_result<void, F> {
+  using type = std::invoke_result_t<std::decay_t<F>&>;
+};
+template <class T, class F>
+using then_result_t = typename then_result<T, F>::type;
+
+// The arena a continuation runs in when none was named: the completing thread's, if it runs
+// inside an executor; else the future's own; else the default executor's.
+inline arena& continuation_arena(arena* own) {
+  const thread_context* c = t_context;
+  if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
+  return own != nullptr ? *own : default_executor_arena();
+}
+
+// A continuation: the closure of a task built at then() time (from the calling thread's task
+// pool: no heap allocation for small f) and queued when the source completes (fire(), on the
+// completing thread). Holds a reference to the source and to the result.
+template <class T, class F>
+class then_job final : public completion_callback {
+ public:
+  using R = then_result_t<T, F>;
+  template <class A>
+  then_job(future_state<T>* src, future_state<R>* dst, arena* target, A&& f)
+      : m_fn(std::forward<A>(f)), m_src(src), m_dst(dst), m_target(target) {}
+  then_job(const then_job&) = delete;
+  then_job& operator=(const then_job&) = delete;
+  ~then_job() {
+    m_src->release();
+    m_dst->release();
+  }
+
+  void set_task(task* t) noexcept { m_task = t; }
+
+  void fire() noexcept override {
+    try {
+      spawn_built(m_target != nullptr ? *m_target : continuation_arena(m_src->m_arena), m_task);
+    } catch (...) {
+      // The executor is shut down (an outside completer): the continuation cannot run; its
+      // future gets the error instead of never completing.
+      abandon(std::current_exception());
+    }
+  }
+
+  void operator()(task*) noexcept {
+    try {
+      if (m_src->m_error) {
+        m_dst->m_error = m_src->m_error;  // f is skipped: the exception passes through
+      } else if constexpr (std::is_void_v<T>) {
+        store(m_dst, [&]() -> decltype(auto) { return std::invoke(m_fn); });
+      } else {
+        store(m_dst,
+              [&]() -> decltype(auto) { return std::invoke(m_fn, std::move(*m_src->m_value)); });
+      }
+    } catch (...) {
+      m_dst->m_error = std::current_exception();
+    }
+    m_dst->complete();
+  }
+
+ private:
+  template <class Call>
+  static void store(future_state<R>* dst, Call&& call) {
+    if constexpr (std::is_void_v<R>) {
+      call();
+      dst->m_value.emplace('\0');
+    } else {
+      dst->m_value.emplace(call());
+    }
+  }
+
+  // Completes the result with `e` without running f, and frees the task.
+  void abandon(std::exception_ptr e) noexcept {
+    m_dst->m_error = std::move(e);
+    m_dst->complete();
+    task* const t = m_task;
+    t->m_invoke(t, false);  // destroys this closure
+    current_context().m_pool.deallocate(t);
+  }
+
+  std::decay_t<F> m_fn;
+  future_state<T>* m_src;
+  future_state<R>* m_dst;
+  arena* m_target;
+  task* m_task = nullptr;
+};
+
+// then(): consumes `src` (its reference moves into the continuation).
+template <class T, class F>
+future_state<then_result_t<T, F>>* attach_then(future_state<T>* src, arena* target, F&& f) {
+  using R = then_result_t<T, F>;
+  using job = then_job<T, std::decay_t<F>>;
+  auto* dst = new future_state<R>(target != nullptr ? target : src->m_arena);
+  dst->add_ref();  // the continuation's; the caller's future keeps the first
+  thread_context& c = current_context();
+  task* t;
+  try {
+    t = build_task<job>(c, nullptr, src, dst, target, std::forward<F>(f));
+  } catch (...) {
+    dst->release();
+    dst->release();
+    throw;  // src untouched: the caller still owns it
+  }
+  job& j = task_closure<job>(t);
+  j.set_task(t);
+  if (!src->on_complete(&j)) j.fire();  // already complete: queue it now
+  return dst;
+}
 
 }  // namespace detail
 
@@ -101,8 +214,25 @@ class future {
   // Blocks until the result is ready, running other tasks meanwhile.
   void wait() const {
     check_valid();
-    if (!m_state->done()) detail::help_until(*m_state->m_arena, *m_state);
+    if (!m_state->done()) {
+      detail::help_until(m_state->m_arena != nullptr ? *m_state->m_arena : detail::current_arena(),
+                         *m_state);
+    }
   }
+
+  // Attaches f, which runs as a task with the value (f(T), or f() for void) once it is ready:
+  // on the executor that completed the future (the future's own if the completing thread
+  // is outside every executor), or on `ex`. No thread waits. If the future holds an
+  // exception, f is skipped and the result holds the exception. Consumes this future.
+  template <class F>
+  auto then(F&& f) -> future<detail::then_result_t<T, F>> {
+    check_valid();
+    auto* dst = detail::attach_then(m_state, nullptr, std::forward<F>(f));
+    m_state = nullptr;
+    return future<detail::then_result_t<T, F>>(dst);
+  }
+  template <class F>
+  auto then(executor& ex, F&& f) -> future<detail::then_result_t<T, F>>;
 
   // Waits, then returns the result or rethrows the task's exception. Consumes the future.
   T get() {
@@ -118,6 +248,11 @@ class future {
  private:
   friend class executor;
   friend class task_graph;
+  template <class U>
+  friend class future;
+  template <class U>
+  friend class promise;
+  friend struct detail::future_access;
   explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
 
   void check_valid() const {

@@ -148,6 +148,33 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
   inject(a, c, t);
 }
 
+// Queues `t`, built earlier (a continuation, built when it was attached), into `a`: the
+// admission and the push of spawn(). Throws executor_closed like spawn (then `t` is not
+// queued and still the caller's).
+inline void spawn_built(arena& a, task* t) {
+  thread_context& c = current_context();
+  if (c.m_slot != nullptr && c.m_arena == &a) {
+    if (c.m_task_depth == 0) {
+      a.exec().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
+    } else {
+      c.m_slot->m_counters.created.bump();
+    }
+    bool was_empty;
+    try {
+      was_empty = c.m_slot->m_deque.push(t);
+    } catch (...) {  // out of memory growing the deque: the injection queue needs none
+      inject(a, c, t);
+      return;
+    }
+    HEIST_PERTURB_POINT(spawn_pushed);
+    a.idle().notify_after_spawn(was_empty);
+    if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
+    return;
+  }
+  a.exec().admit_external(c);
+  inject(a, c, t);
+}
+
 // The group the calling thread's running task belongs to: the parent of new groups, so
 // that cancelling a group cancels the groups created inside its tasks.
 inline wait_context* current_group() noexcept {

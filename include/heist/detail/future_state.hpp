@@ -1,0 +1,98 @@
+// future_state: what a future<T> and its producer (a submitted task, a promise, a graph run,
+// a continuation) share: the value or exception, a count of 1 that helping waiters wait on
+// (wait_context), and one completion callback. The callback is how nothing ever waits for a
+// future in heist's asynchronous half: then(), when_all/when_any and co_await register one,
+// and the producer fires it when it completes the state.
+//
+// The callback word: null (pending, nobody registered), a callback (pending, registered), or
+// the ready marker. complete() exchanges in the marker; on_complete() CASes null -> callback.
+// Exactly one of them sees the other's write: either the completer gets the callback and
+// fires it, or the registrant sees the marker and runs the callback itself. acq_rel on both
+// sides: the completer's release publishes the value to a registrant that sees the marker,
+// the registrant's release publishes the callback's fields to the completer.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <type_traits>
+
+#include "heist/detail/arena.hpp"
+#include "heist/detail/wait_context.hpp"
+
+namespace heist::detail {
+
+// Runs once, on the thread that completes a future_state (or the registrant, if the state
+// was already complete). Must not throw.
+class completion_callback {
+ public:
+  virtual void fire() noexcept = 0;
+
+ protected:
+  ~completion_callback() = default;
+};
+
+template <class T>
+using stored_t = std::conditional_t<std::is_void_v<T>, char, T>;
+
+// Shared by one future and its producer. The wait_context count is 1 until completion.
+template <class T>
+class future_state : public wait_context {
+ public:
+  // `a`: where helping waiters help and where continuations run when the completing thread
+  // is outside every executor; null for a promise made outside (then: the current arena of
+  // the waiter, or the default executor's).
+  explicit future_state(arena* a) noexcept : wait_context(nullptr, 1), m_arena(a) {}
+
+  void add_ref() noexcept {
+    // relaxed: taking a new reference needs no ordering (the caller already holds one).
+    m_refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() noexcept {
+    // acq_rel: the last releaser must see every write of the other holders before delete.
+    if (m_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // The producer, after storing m_value or m_error: wakes a helping waiter and fires the
+  // callback. The caller holds a reference across the call.
+  void complete() noexcept {
+    finish_one();  // release: publishes the value to done()'s acquire
+    completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
+    if (cb != nullptr) cb->fire();
+  }
+  // Registers `cb` (at most one per state). False if the state is already complete: then
+  // the caller runs cb itself (and sees the value: the CAS failure is an acquire).
+  bool on_complete(completion_callback* cb) noexcept {
+    completion_callback* expected = nullptr;
+    return m_callback.compare_exchange_strong(expected, cb, std::memory_order_acq_rel,
+                                              std::memory_order_acquire);
+  }
+  bool ready() const noexcept {
+    // acquire: pairs with complete()'s exchange.
+    return m_callback.load(std::memory_order_acquire) == ready_marker();
+  }
+
+  // promise<T>: set once (promise_already_satisfied otherwise), retrieved once.
+  bool claim_satisfaction() noexcept {
+    return !m_satisfied.exchange(true, std::memory_order_acq_rel);
+  }
+  bool claim_retrieval() noexcept { return !m_retrieved.exchange(true, std::memory_order_acq_rel); }
+  bool satisfied() const noexcept { return m_satisfied.load(std::memory_order_acquire); }
+
+  arena* m_arena;
+  std::exception_ptr m_error;
+  std::optional<stored_t<T>> m_value;
+
+ private:
+  static completion_callback* ready_marker() noexcept {
+    // Never a callback's address (callbacks are at least pointer-aligned).
+    return reinterpret_cast<completion_callback*>(std::uintptr_t{1});
+  }
+
+  std::atomic<int> m_refs{1};
+  std::atomic<completion_callback*> m_callback{nullptr};
+  std::atomic<bool> m_satisfied{false};
+  std::atomic<bool> m_retrieved{false};
+};
+
+}  // namespace heist::detail

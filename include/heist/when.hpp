@@ -1,0 +1,176 @@
+// when_all and when_any (SPEC section 11): futures that become ready when every input, or
+// the first input, is. They cost no thread: each input gets a completion callback (a "link")
+// that runs on the thread completing that input. The inputs come back ready (for when_any:
+// the first one is), so each keeps its own value or exception.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "heist/detail/future_state.hpp"
+#include "heist/future.hpp"
+
+namespace heist {
+
+template <class T>
+struct when_any_result {
+  std::size_t index = static_cast<std::size_t>(-1);  // the first input ready (-1: none given)
+  std::vector<future<T>> futures;
+};
+
+namespace detail {
+
+// Shared by the links of one when_all: the inputs, a countdown, the result's state.
+template <class Inputs>
+class when_all_state {
+ public:
+  struct link final : completion_callback {
+    when_all_state* owner = nullptr;
+    void fire() noexcept override { owner->one_ready(); }
+  };
+
+  when_all_state(Inputs inputs, std::size_t n) : m_inputs(std::move(inputs)), m_links(n) {
+    // Every link counts down once, and so does start() when it has registered them all.
+    m_remaining.store(n + 1, std::memory_order_relaxed);
+    for (link& l : m_links)
+      l.owner = this;
+    m_result = new future_state<Inputs>(nullptr);  // this state's reference
+  }
+  ~when_all_state() { m_result->release(); }
+
+  // Registers a link on every input; returns the result's future. The state deletes itself
+  // when the last input is ready.
+  future<Inputs> start() {
+    m_result->add_ref();  // the caller's future
+    future<Inputs> f = future_access::make(m_result);
+    if constexpr (requires { m_inputs.size(); }) {
+      for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        watch(i, m_inputs[i]);
+    } else {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (watch(I, std::get<I>(m_inputs)), ...);
+      }
+      (std::make_index_sequence<std::tuple_size_v<Inputs>>{});
+    }
+    one_ready();  // start()'s own count: the result may complete only after this
+    return f;
+  }
+
+ private:
+  template <class T>
+  void watch(std::size_t i, future<T>& input) {
+    future_state<T>* s = future_access::state(input);
+    if (s == nullptr || !s->on_complete(&m_links[i])) m_links[i].fire();
+  }
+
+  void one_ready() noexcept {
+    // acq_rel: the last one to count down sees every input's completion (their values).
+    if (m_remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    future_state<Inputs>* const r = m_result;
+    r->m_value.emplace(std::move(m_inputs));
+    r->add_ref();  // held across complete(): the destructor below drops this state's
+    delete this;
+    r->complete();
+    r->release();
+  }
+
+  Inputs m_inputs;
+  std::vector<link> m_links;
+  std::atomic<std::size_t> m_remaining{0};
+  future_state<Inputs>* m_result = nullptr;
+};
+
+// The links of one when_any: the first to fire delivers the result; the state lives until the
+// last link has fired (a reference per link, plus one while registering).
+template <class T>
+class when_any_state {
+ public:
+  struct link final : completion_callback {
+    when_any_state* owner = nullptr;
+    std::size_t index = 0;
+    void fire() noexcept override { owner->one_ready(index); }
+  };
+
+  explicit when_any_state(std::vector<future<T>> inputs)
+      : m_inputs(std::move(inputs)), m_links(m_inputs.size()) {
+    m_refs.store(m_inputs.size() + 1, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < m_links.size(); ++i) {
+      m_links[i].owner = this;
+      m_links[i].index = i;
+    }
+    m_result = new future_state<when_any_result<T>>(nullptr);  // this state's reference
+  }
+
+  future<when_any_result<T>> start() {
+    m_result->add_ref();  // the caller's future
+    future<when_any_result<T>> f = future_access::make(m_result);
+    // The first link to fire moves m_inputs into the result, maybe while this loop still
+    // runs: register through the states, read before any registration.
+    std::vector<future_state<T>*> states(m_inputs.size());
+    for (std::size_t i = 0; i < states.size(); ++i)
+      states[i] = future_access::state(m_inputs[i]);
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      if (states[i] == nullptr || !states[i]->on_complete(&m_links[i])) m_links[i].fire();
+    }
+    drop();
+    return f;
+  }
+
+ private:
+  void one_ready(std::size_t index) noexcept {
+    // The first ready input wins. Links of inputs still pending touch only this state.
+    if (!m_delivered.exchange(true, std::memory_order_acq_rel)) {
+      m_result->m_value.emplace(when_any_result<T>{index, std::move(m_inputs)});
+      m_result->complete();
+      m_result->release();
+    }
+    drop();
+  }
+  void drop() noexcept {
+    // acq_rel: the last holder deletes, after every other holder's writes.
+    if (m_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  std::vector<future<T>> m_inputs;
+  std::vector<link> m_links;
+  std::atomic<std::size_t> m_refs{0};
+  std::atomic<bool> m_delivered{false};
+  future_state<when_any_result<T>>* m_result;
+};
+
+}  // namespace detail
+
+// Ready when every input is; yields the inputs, all ready (an invalid input counts as
+// ready). An empty vector gives a ready future of an empty vector.
+template <class T>
+future<std::vector<future<T>>> when_all(std::vector<future<T>> futures) {
+  const std::size_t n = futures.size();
+  return (new detail::when_all_state<std::vector<future<T>>>(std::move(futures), n))->start();
+}
+
+template <class... T>
+future<std::tuple<future<T>...>> when_all(future<T>... futures) {
+  using inputs = std::tuple<future<T>...>;
+  return (new detail::when_all_state<inputs>(inputs(std::move(futures)...), sizeof...(T)))->start();
+}
+
+// Ready when the first input is; `index` names it. An empty vector gives a ready result
+// with index -1 (as the Concurrency TS).
+template <class T>
+future<when_any_result<T>> when_any(std::vector<future<T>> futures) {
+  if (futures.empty()) {
+    auto* s = new detail::future_state<when_any_result<T>>(nullptr);
+    s->m_value.emplace(when_any_result<T>{});
+    s->add_ref();
+    s->complete();
+    s->release();
+    return detail::future_access::make(s);
+  }
+  return (new detail::when_any_state<T>(std::move(futures)))->start();
+}
+
+}  // namespace heist
