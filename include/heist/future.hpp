@@ -14,6 +14,7 @@
 
 #include "heist/detail/arena.hpp"
 #include "heist/detail/future_state.hpp"
+#include "heist/detail/resume.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/wait_context.hpp"
 
@@ -85,14 +86,6 @@ struct then_result<void, F> {
 };
 template <class T, class F>
 using then_result_t = typename then_result<T, F>::type;
-
-// The arena a continuation runs in when none was named: the completing thread's, if it runs
-// inside an executor; else the future's own; else the default executor's.
-inline arena& continuation_arena(arena* own) {
-  const thread_context* c = t_context;
-  if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
-  return own != nullptr ? *own : default_executor_arena();
-}
 
 // A continuation: the closure of a task built at then() time (from the calling thread's task
 // pool: no heap allocation for small f) and queued when the source completes (fire(), on the

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "heist/blocked_range.hpp"
+#include "heist/coroutine.hpp"
 #include "heist/executor.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/future.hpp"

@@ -9,11 +9,18 @@
 #include <utility>
 
 #include "heist/detail/arena_lease.hpp"
+#include "heist/detail/join_awaiter.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/wait_context.hpp"
 #include "heist/executor.hpp"
 
 namespace heist {
+
+namespace detail {
+// task_group::run(task<void>): defined in coroutine.hpp, which the caller includes.
+template <class Task>
+void run_task_in_group(arena& a, wait_context& group, Task&& t);
+}  // namespace detail
 
 class task_group {
  public:
@@ -39,10 +46,20 @@ class task_group {
   task_group& operator=(const task_group&) = delete;
 
   // Runs f as a task of this group. Thread-safe: tasks may run more tasks into their group.
+  // Or a heist::task<void> (coroutine.hpp): a member of the group until it ends.
   template <class F>
   void run(F&& f) {
-    detail::spawn<detail::group_job<std::decay_t<F>>>(*m_arena, &m_context, std::forward<F>(f));
+    if constexpr (requires { typename std::decay_t<F>::promise_type; }) {
+      detail::run_task_in_group(*m_arena, m_context, std::forward<F>(f));
+    } else {
+      detail::spawn<detail::group_job<std::decay_t<F>>>(*m_arena, &m_context, std::forward<F>(f));
+    }
   }
+
+  // co_await group.join() inside a coroutine: suspends until every task of the group has
+  // finished (the last one resumes the coroutine as a task: no thread waits, no stack
+  // grows), then rethrows the first exception, like wait(). The group is reusable after.
+  detail::join_awaiter join() noexcept { return detail::join_awaiter(m_context, *m_arena); }
 
   // Runs f on the calling thread as a member of the group, then wait(). A thread outside
   // the pool joins it for the duration (a leased slot), so f's spawns are cheap.

@@ -144,3 +144,48 @@ TEST(NoAllocation, RerunningATaskGraphAllocatesNothingPerNode) {
   EXPECT_LE(small, 1u);  // the future's state
   EXPECT_EQ(large, small);
 }
+
+// SPEC section 11: coroutine frames come from heist's per-thread frame memory, not from the
+// global operator new. Inside one coroutine, 100,000 awaits of child tasks and a fork-join
+// coroutine tree (task_group::run of tasks, co_await join()) call operator new zero times.
+namespace {
+heist::task<long> leaf(long i) {
+  co_return i;
+}
+heist::task<void> fib_into(int n, long& out) {
+  if (n < 2) {
+    out = n;
+    co_return;
+  }
+  long a = 0, b = 0;
+  heist::task_group g;
+  g.run(fib_into(n - 1, a));
+  co_await fib_into(n - 2, b);
+  co_await g.join();
+  out = a + b;
+}
+heist::task<long> counted_awaits(std::atomic<std::size_t>& news_during) {
+  long s = 0;
+  long warm = 0;
+  for (long i = 0; i < 1000; ++i)
+    s += co_await leaf(i);  // warm the frame caches
+  co_await fib_into(16, warm);
+  g_news = 0;
+  g_counting = true;
+  for (long i = 0; i < 100000; ++i)
+    s += co_await leaf(i);
+  long fib = 0;
+  co_await fib_into(16, fib);
+  g_counting = false;
+  news_during = g_news.load();
+  co_return s + fib + warm;
+}
+}  // namespace
+
+TEST(NoAllocation, CoroutineFramesDoNotComeFromOperatorNew) {
+  heist::executor ex(2);
+  std::atomic<std::size_t> news_during{~std::size_t{0}};
+  const long s = heist::start(ex, counted_awaits(news_during)).get();
+  EXPECT_EQ(s, 1000L * 999 / 2 + 100000L * 99999 / 2 + 987 + 987);
+  EXPECT_EQ(news_during.load(), 0u);
+}

@@ -22,16 +22,6 @@
 
 namespace heist::detail {
 
-// Runs once, on the thread that completes a future_state (or the registrant, if the state
-// was already complete). Must not throw.
-class completion_callback {
- public:
-  virtual void fire() noexcept = 0;
-
- protected:
-  ~completion_callback() = default;
-};
-
 template <class T>
 using stored_t = std::conditional_t<std::is_void_v<T>, char, T>;
 

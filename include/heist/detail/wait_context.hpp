@@ -33,6 +33,16 @@
 
 namespace heist::detail {
 
+// Runs once, on the thread that completes what it was registered on (a future's state, or a
+// group whose coroutine waits in co_await group.join()). Must not throw.
+class completion_callback {
+ public:
+  virtual void fire() noexcept = 0;
+
+ protected:
+  ~completion_callback() = default;
+};
+
 // Bumped by every cancel(); see the file comment.
 inline std::atomic<std::uint64_t> g_cancel_epoch{1};
 
@@ -79,8 +89,13 @@ class wait_context {
     }
     if (HEIST_UNLIKELY(s == (k_sleeping | 1))) {
       HEIST_PERTURB_POINT(group_finish_counted);
-      // The waiter is blocked until this signal, so `this` is still alive here.
-      m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
+      // The waiter is blocked (or its coroutine suspended) until this signal, so `this` is
+      // still alive here; a suspended coroutine's resumer takes the place of the parker.
+      if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
+        r->fire();
+      } else {
+        m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
+      }
     }
   }
 
@@ -104,7 +119,25 @@ class wait_context {
       if ((s & ~k_sleeping) == 0) return arm_result::done;
       if ((s & k_sleeping) != 0) return arm_result::busy;
       m_waiter.store(p, std::memory_order_relaxed);
+      m_resumer.store(nullptr, std::memory_order_relaxed);
       // release: publishes m_waiter to the finishing task's acquire RMW.
+      if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+        return arm_result::armed;
+      }
+    }
+  }
+
+  // As arm(), for a coroutine suspended in co_await group.join(): the task that takes the
+  // count to zero fires `r` (which resumes the coroutine as a task) instead of signalling a
+  // parker. An armed resumer is never withdrawn: the coroutine stays suspended until then.
+  arm_result arm_resumer(completion_callback* r) noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((s & ~k_sleeping) == 0) return arm_result::done;
+      if ((s & k_sleeping) != 0) return arm_result::busy;
+      m_resumer.store(r, std::memory_order_relaxed);
+      // release: publishes m_resumer to the finishing task's acquire RMW.
       if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
                                         std::memory_order_relaxed)) {
         return arm_result::armed;
@@ -226,6 +259,7 @@ class wait_context {
 
   alignas(64) std::atomic<std::uint64_t> m_state;
   std::atomic<parker*> m_waiter{nullptr};
+  std::atomic<completion_callback*> m_resumer{nullptr};
   wait_context* m_parent;
   std::atomic<bool> m_cancel{false};
   static constexpr std::uint8_t k_no_exception = 0;

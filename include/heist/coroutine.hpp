@@ -1,0 +1,303 @@
+// C++20 coroutines on heist (SPEC section 11): task<T>, a lazy coroutine; co_await on a
+// task (symmetric transfer: chains of awaits use no stack), on a heist future, on
+// schedule(ex) and on task_group::join(); start() and sync_wait(). A suspended coroutine holds
+// no thread: it is resumed as a task, on the executor that completed what it waited for
+// (docs/design.md, "Coroutines"). Its frame comes from per-thread frame memory, not from the
+// global operator new, when it is at most 1 KiB.
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "heist/detail/future_state.hpp"
+#include "heist/detail/resume.hpp"
+#include "heist/detail/spawn.hpp"
+#include "heist/executor.hpp"
+#include "heist/future.hpp"
+#include "heist/task_group.hpp"
+
+namespace heist {
+
+template <class T = void>
+class task;
+
+namespace detail {
+
+// Frame memory (src/coroutine_frames.cpp): per-thread free lists of 64-byte size classes up
+// to 1 KiB, refilled in slabs; bigger frames use the global operator new.
+void* allocate_frame(std::size_t n);
+void deallocate_frame(void* p, std::size_t n) noexcept;
+
+template <class T>
+class task_promise_base {
+ public:
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  struct final_awaiter {
+    bool await_ready() noexcept { return false; }
+    template <class P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
+      // Symmetric transfer to the awaiting coroutine: no stack grows along a chain.
+      std::coroutine_handle<> next = h.promise().m_continuation;
+      return next ? next : std::noop_coroutine();
+    }
+    void await_resume() noexcept {}
+  };
+  final_awaiter final_suspend() noexcept { return {}; }
+  void unhandled_exception() noexcept { m_error = std::current_exception(); }
+
+  static void* operator new(std::size_t n) { return allocate_frame(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { deallocate_frame(p, n); }
+
+  std::coroutine_handle<> m_continuation;
+  std::exception_ptr m_error;
+};
+
+template <class T>
+class task_promise : public task_promise_base<T> {
+ public:
+  heist::task<T> get_return_object() noexcept;
+  template <class U>
+  void return_value(U&& v) {
+    m_value.emplace(std::forward<U>(v));
+  }
+  T result() {
+    if (this->m_error) std::rethrow_exception(this->m_error);
+    return std::move(*m_value);
+  }
+
+ private:
+  std::optional<T> m_value;
+};
+
+template <>
+class task_promise<void> : public task_promise_base<void> {
+ public:
+  heist::task<void> get_return_object() noexcept;
+  void return_void() noexcept {}
+  void result() {
+    if (m_error) std::rethrow_exception(m_error);
+  }
+};
+
+// A coroutine that starts at once and frees itself at its end: the driver of start() and
+// of task_group::run(task).
+struct detached {
+  struct promise_type {
+    detached get_return_object() noexcept { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }  // the bodies catch everything
+    static void* operator new(std::size_t n) { return allocate_frame(n); }
+    static void operator delete(void* p, std::size_t n) noexcept { deallocate_frame(p, n); }
+  };
+};
+
+}  // namespace detail
+
+// A lazy coroutine: runs nothing until awaited (co_await on it starts it) or started.
+template <class T>
+class [[nodiscard]] task {
+ public:
+  using promise_type = detail::task_promise<T>;
+
+  task() noexcept = default;
+  task(task&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
+  task& operator=(task&& other) noexcept {
+    if (this != &other) {
+      if (m_handle) m_handle.destroy();
+      m_handle = std::exchange(other.m_handle, nullptr);
+    }
+    return *this;
+  }
+  task(const task&) = delete;
+  task& operator=(const task&) = delete;
+  ~task() {
+    if (m_handle) m_handle.destroy();
+  }
+  bool valid() const noexcept { return static_cast<bool>(m_handle); }
+
+  // Starts this task on the awaiting coroutine's thread (symmetric transfer) and resumes the
+  // awaiter with its result when it ends, or rethrows its exception there.
+  auto operator co_await() && noexcept {
+    struct awaiter {
+      std::coroutine_handle<promise_type> handle;
+      bool await_ready() const noexcept { return false; }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+        handle.promise().m_continuation = awaiting;
+        return handle;
+      }
+      T await_resume() { return handle.promise().result(); }
+    };
+    return awaiter{m_handle};
+  }
+
+ private:
+  friend class detail::task_promise<T>;
+  explicit task(std::coroutine_handle<promise_type> h) noexcept : m_handle(h) {}
+  std::coroutine_handle<promise_type> m_handle;
+};
+
+namespace detail {
+template <class T>
+heist::task<T> task_promise<T>::get_return_object() noexcept {
+  return heist::task<T>(std::coroutine_handle<task_promise<T>>::from_promise(*this));
+}
+inline heist::task<void> task_promise<void>::get_return_object() noexcept {
+  return heist::task<void>(std::coroutine_handle<task_promise<void>>::from_promise(*this));
+}
+
+// The driver of start(): awaits the task, completes the future, frees itself.
+template <class T>
+detached drive_to_future(heist::task<T> t, future_state<T>* state) {
+  try {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(t);
+      state->m_value.emplace('\0');
+    } else {
+      state->m_value.emplace(co_await std::move(t));
+    }
+  } catch (...) {
+    state->m_error = std::current_exception();
+  }
+  state->complete();
+  state->release();
+}
+
+template <class T>
+struct start_job {
+  start_job(heist::task<T>&& t, future_state<T>* s) noexcept : work(std::move(t)), state(s) {}
+  heist::task<T> work;
+  future_state<T>* state;
+  void operator()(task*) noexcept { drive_to_future(std::move(work), state); }
+};
+
+// co_await on a future: suspends until it is ready, then resumes as a task.
+template <class T>
+class future_awaiter final : public completion_callback {
+ public:
+  explicit future_awaiter(future_state<T>* s) noexcept : m_state(s) {}
+  future_awaiter(const future_awaiter&) = delete;
+  future_awaiter& operator=(const future_awaiter&) = delete;
+  ~future_awaiter() {
+    if (m_state != nullptr) m_state->release();
+  }
+  bool await_ready() const {
+    if (m_state == nullptr) throw std::future_error(std::future_errc::no_state);
+    return m_state->ready();
+  }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    m_handle = h;
+    // Where the coroutine runs now: it resumes there if the future is completed by a thread
+    // outside every executor (otherwise on the completing thread's executor).
+    const thread_context* c = t_context;
+    m_home = c != nullptr && c->m_arena != nullptr ? c->m_arena : m_state->m_arena;
+    return m_state->on_complete(this);  // false: completed meanwhile, go on at once
+  }
+  void fire() noexcept override { resume_in(continuation_arena(m_home), m_handle); }
+  T await_resume() {
+    if (m_state->m_error) std::rethrow_exception(m_state->m_error);
+    if constexpr (!std::is_void_v<T>) return std::move(*m_state->m_value);
+  }
+
+ private:
+  future_state<T>* m_state;
+  arena* m_home = nullptr;
+  std::coroutine_handle<> m_handle;
+};
+
+// The driver of task_group::run(heist::task<void>): a member of the group until the coroutine ends.
+inline detached drive_in_group(heist::task<void> t, wait_context* group) {
+  if (!group->is_cancelled()) {
+    try {
+      co_await std::move(t);
+    } catch (...) {
+      group->capture_exception(std::current_exception());
+    }
+  }
+  group->finish_one();
+}
+
+struct group_start_job {
+  group_start_job(heist::task<void>&& t, wait_context* g) noexcept : work(std::move(t)), group(g) {}
+  heist::task<void> work;
+  wait_context* group;
+  void operator()(task*) noexcept { drive_in_group(std::move(work), group); }
+};
+
+template <class Task>
+void run_task_in_group(arena& a, wait_context& group, Task&& t) {
+  static_assert(std::is_same_v<std::decay_t<Task>, heist::task<void>>,
+                "task_group::run takes a callable or a heist::task<void>");
+  group.add(1);  // counted until the coroutine ends, not until it first suspends
+  try {
+    spawn<group_start_job>(a, nullptr, std::forward<Task>(t), &group);
+  } catch (...) {
+    group.finish_one();
+    throw;
+  }
+}
+
+struct schedule_awaitable {
+  arena* target;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    spawn<resume_job>(*target, nullptr, h);  // executor_closed propagates to the awaiter
+  }
+  void await_resume() const noexcept {}
+};
+
+}  // namespace detail
+
+// co_await on a heist future (lvalue or rvalue; consumes it).
+template <class T>
+detail::future_awaiter<T> operator co_await(future<T>&& f) {
+  return detail::future_awaiter<T>(detail::future_access::take(f));
+}
+template <class T>
+detail::future_awaiter<T> operator co_await(future<T>& f) {
+  return detail::future_awaiter<T>(detail::future_access::take(f));
+}
+
+// co_await schedule(ex): the coroutine continues as a task of `ex`.
+inline detail::schedule_awaitable schedule(executor& ex) {
+  return {&detail_impl(ex).default_arena()};
+}
+
+namespace detail {
+template <class T>
+future<T> start_in(arena& a, heist::task<T> t) {
+  auto* state = new future_state<T>(&a);
+  state->add_ref();  // the driver's
+  future<T> f = future_access::make(state);
+  try {
+    spawn<start_job<T>>(a, nullptr, std::move(t), state);
+  } catch (...) {
+    state->release();
+    throw;
+  }
+  return f;
+}
+}  // namespace detail
+
+// Runs t as a task on the current executor (or `ex`); the future yields its result.
+template <class T>
+future<T> start(executor& ex, heist::task<T> t) {
+  return detail::start_in(detail_impl(ex).default_arena(), std::move(t));
+}
+template <class T>
+future<T> start(heist::task<T> t) {
+  return detail::start_in(detail::current_arena(), std::move(t));
+}
+
+// Starts t and waits for it, helping (like future::get); rethrows its exception.
+template <class T>
+T sync_wait(heist::task<T> t) {
+  return start(std::move(t)).get();
+}
+
+}  // namespace heist
