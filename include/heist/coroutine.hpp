@@ -40,9 +40,18 @@ class task_promise_base {
     bool await_ready() noexcept { return false; }
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
+      P& p = h.promise();
       // Symmetric transfer to the awaiting coroutine: no stack grows along a chain.
-      std::coroutine_handle<> next = h.promise().m_continuation;
-      return next ? next : std::noop_coroutine();
+      if (p.m_continuation) return p.m_continuation;
+      if (wait_context* const group = p.m_group) {
+        // A member of a task_group (run(task)): its exception goes to the group, its frame
+        // goes away, and if it is the group's last member while a coroutine waits in
+        // join(), that coroutine continues here, by symmetric transfer.
+        if (p.m_error) group->capture_exception(p.m_error);
+        h.destroy();
+        if (std::coroutine_handle<> joiner = group->finish_one_for_coroutine()) return joiner;
+      }
+      return std::noop_coroutine();
     }
     void await_resume() noexcept {}
   };
@@ -53,6 +62,7 @@ class task_promise_base {
   static void operator delete(void* p, std::size_t n) noexcept { deallocate_frame(p, n); }
 
   std::coroutine_handle<> m_continuation;
+  wait_context* m_group = nullptr;  // set when run as a member of a task_group
   std::exception_ptr m_error;
 };
 
@@ -83,8 +93,15 @@ class task_promise<void> : public task_promise_base<void> {
   }
 };
 
-// A coroutine that starts at once and frees itself at its end: the driver of start() and
-// of task_group::run(task).
+// Takes the frame out of a task (it then frees itself at its end).
+struct task_access {
+  template <class T>
+  static std::coroutine_handle<task_promise<T>> release(heist::task<T>& t) noexcept {
+    return std::exchange(t.m_handle, nullptr);
+  }
+};
+
+// A coroutine that starts at once and frees itself at its end: the driver of start().
 struct detached {
   struct promise_type {
     detached get_return_object() noexcept { return {}; }
@@ -138,6 +155,7 @@ class [[nodiscard]] task {
 
  private:
   friend class detail::task_promise<T>;
+  friend struct detail::task_access;
   explicit task(std::coroutine_handle<promise_type> h) noexcept : m_handle(h) {}
   std::coroutine_handle<promise_type> m_handle;
 };
@@ -210,23 +228,22 @@ class future_awaiter final : public completion_callback {
   std::coroutine_handle<> m_handle;
 };
 
-// The driver of task_group::run(heist::task<void>): a member of the group until the coroutine ends.
-inline detached drive_in_group(heist::task<void> t, wait_context* group) {
-  if (!group->is_cancelled()) {
-    try {
-      co_await std::move(t);
-    } catch (...) {
-      group->capture_exception(std::current_exception());
-    }
-  }
-  group->finish_one();
-}
-
+// Starts a member of a task_group (run(task<void>)): the coroutine owns its frame from now on
+// and frees it at its end (final_awaiter), which also counts it out of the group.
 struct group_start_job {
-  group_start_job(heist::task<void>&& t, wait_context* g) noexcept : work(std::move(t)), group(g) {}
-  heist::task<void> work;
+  group_start_job(heist::task<void>&& t, wait_context* g) noexcept
+      : handle(task_access::release(t)), group(g) {}
+  std::coroutine_handle<task_promise<void>> handle;
   wait_context* group;
-  void operator()(task*) noexcept { drive_in_group(std::move(work), group); }
+  void operator()(task*) noexcept {
+    if (group->is_cancelled()) {
+      handle.destroy();
+      group->finish_one();
+      return;
+    }
+    handle.promise().m_group = group;
+    handle.resume();
+  }
 };
 
 template <class Task>

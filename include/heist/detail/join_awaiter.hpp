@@ -33,6 +33,7 @@ class join_awaiter final : public completion_callback {
     return false;
   }
   void fire() noexcept override { resume_in(continuation_arena(&m_arena), m_handle); }
+  std::coroutine_handle<> coroutine() const noexcept override { return m_handle; }
   void await_resume() {
     // acquire: the tasks' effects (done() pairs with their finish_one).
     (void)m_ctx.done();

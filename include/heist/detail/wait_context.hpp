@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <coroutine>
 #include <cstdint>
 #include <exception>
 
@@ -38,6 +39,9 @@ namespace heist::detail {
 class completion_callback {
  public:
   virtual void fire() noexcept = 0;
+  // A coroutine's resumer (co_await group.join()) returns the coroutine, so that the task
+  // finishing the group last may continue it by symmetric transfer instead of firing.
+  virtual std::coroutine_handle<> coroutine() const noexcept { return {}; }
 
  protected:
   ~completion_callback() = default;
@@ -97,6 +101,27 @@ class wait_context {
         m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
       }
     }
+  }
+
+  // finish_one for a coroutine member of a task_group ending (coroutine.hpp): if this ends
+  // the group and a coroutine waits in join(), returns it for the caller to resume by
+  // symmetric transfer (the caller is that member's final suspension: no new task, no stack);
+  // otherwise does what finish_one does and returns null.
+  std::coroutine_handle<> finish_one_for_coroutine() noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
+    // acq_rel: as finish_one.
+    while (!m_state.compare_exchange_weak(s, s == (k_sleeping | 1) ? 0 : s - 1,
+                                          std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    }
+    if (HEIST_LIKELY(s != (k_sleeping | 1))) return {};
+    HEIST_PERTURB_POINT(group_finish_counted);
+    if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
+      if (std::coroutine_handle<> h = r->coroutine()) return h;
+      r->fire();
+    } else {
+      m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
+    }
+    return {};
   }
 
   bool done() const noexcept {

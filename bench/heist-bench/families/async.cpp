@@ -1,0 +1,211 @@
+// Asynchronous composition (SPEC section 11): a then-chain's cost per link, when_all fan-in,
+// coroutine fib with co_await group.join() against heist's task_group fib and oneTBB's, the
+// latency of resuming a suspended coroutine from a promise fulfilled outside the pool, and the
+// memory a suspended coroutine costs.
+#include <heist/heist.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../harness.hpp"
+#include "../workloads/fork_join.hpp"
+
+namespace bench {
+namespace {
+
+heist::task<void> coro_fib(int n, long& out) {
+  if (n < 2) {
+    out = n;
+    co_return;
+  }
+  long a = 0, b = 0;
+  heist::task_group g;
+  g.run(coro_fib(n - 1, a));
+  co_await coro_fib(n - 2, b);
+  co_await g.join();
+  out = a + b;
+}
+
+heist::task<void> await_and_stamp(std::vector<heist::future<int>>& fs,
+                                  std::vector<std::atomic<std::int64_t>>& stamps) {
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    (void)co_await fs[i];
+    stamps[i].store(clock_type::now().time_since_epoch().count(), std::memory_order_release);
+  }
+}
+
+heist::task<void> suspended(heist::future<int> f, std::atomic<long>& sum) {
+  sum.fetch_add(co_await std::move(f), std::memory_order_relaxed);
+}
+
+long resident_kib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * 4;  // 4 KiB pages
+}
+
+void add_row(context& x, result r) {
+  r.stats = summarize(r.samples);
+  print_progress(r);
+  x.results.push_back(std::move(r));
+}
+
+void async_workloads(context& x) {
+  const int most = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
+  const int reps = x.cfg.reps_or(5, 11);
+
+  if (x.cfg.wants_workload("then-chain", true)) {
+    // A chain of 100,000 then() links on a promise, built and completed inside a task of the
+    // pool; timed from set_value to get() returning: the cost of running one link.
+    result r{"async", "then-chain: 100,000 links, per link", "heist", most, "ns", true};
+    heist_backend b(most);
+    for (int rep = 0; rep <= reps; ++rep) {
+      double ns = 0;
+      b.run([&] {
+        const long links = 100000;
+        heist::promise<long> p;
+        heist::future<long> f = p.get_future();
+        for (long i = 0; i < links; ++i)
+          f = f.then([](long v) { return v + 1; });
+        const auto t0 = clock_type::now();
+        p.set_value(0);
+        const long v = f.get();
+        ns = seconds_since(t0) * 1e9 / static_cast<double>(links);
+        if (v != links) std::exit(1);
+      });
+      if (rep > 0) r.samples.push_back(ns);
+    }
+    add_row(x, std::move(r));
+  }
+
+  if (x.cfg.wants_workload("when-all", true)) {
+    result r{"async", "when_all fan-in of 100,000 futures", "heist", most, "ms", true};
+    heist_backend b(most);
+    for (int rep = 0; rep <= reps; ++rep) {
+      double ms = 0;
+      b.run([&] {
+        const std::size_t n = 100000;
+        std::vector<heist::promise<std::size_t>> ps(n);
+        std::vector<heist::future<std::size_t>> fs;
+        fs.reserve(n);
+        const auto t0 = clock_type::now();
+        for (auto& p : ps)
+          fs.push_back(p.get_future());
+        auto all = heist::when_all(std::move(fs));
+        for (std::size_t i = 0; i < n; ++i)
+          ps[i].set_value(i);
+        auto done = all.get();
+        ms = seconds_since(t0) * 1e3;
+        if (done.size() != n) std::exit(1);
+      });
+      if (rep > 0) r.samples.push_back(ms);
+    }
+    add_row(x, std::move(r));
+  }
+
+  if (x.cfg.wants_workload("coro-fib", true)) {
+    // Side by side, interleaved: coroutine fib with co_await group.join(), heist's
+    // task_group fib, oneTBB's task_group fib.
+    const int n = x.cfg.full ? 32 : 30;
+    const long expected = fib<serial_backend>(n);
+    result rc{
+        "async", "fib(" + std::to_string(n) + ") as coroutines", "heist coroutines", most, "ms",
+        true};
+    result rh{"async", "fib(" + std::to_string(n) + ") as coroutines", "heist", most, "ms", true};
+#if HEIST_BENCH_HAVE_TBB
+    result rt{"async", "fib(" + std::to_string(n) + ") as coroutines", "oneTBB", most, "ms", true};
+#endif
+    heist_backend hb(most);
+    for (int rep = 0; rep <= reps; ++rep) {
+      long v = 0;
+      double s = time_once([&] { hb.run([&] { heist::sync_wait(coro_fib(n, v)); }); });
+      if (v != expected) std::exit(1);
+      if (rep > 0) rc.samples.push_back(s * 1e3);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      s = time_once([&] { hb.run([&] { v = fib<heist_backend>(n); }); });
+      if (v != expected) std::exit(1);
+      if (rep > 0) rh.samples.push_back(s * 1e3);
+#if HEIST_BENCH_HAVE_TBB
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      tbb_backend tb(most);
+      s = time_once([&] { tb.run([&] { v = fib<tbb_backend>(n); }); });
+      if (v != expected) std::exit(1);
+      if (rep > 0) rt.samples.push_back(s * 1e3);
+#endif
+    }
+    add_row(x, std::move(rc));
+    add_row(x, std::move(rh));
+#if HEIST_BENCH_HAVE_TBB
+    add_row(x, std::move(rt));
+#endif
+  }
+
+  if (x.cfg.wants_workload("ping-pong", true)) {
+    // A coroutine awaits futures one by one; a thread outside the pool fulfils each after
+    // 2 ms (the pool has gone to sleep): the time from set_value to the coroutine running.
+    const std::size_t rounds = x.cfg.full ? 1000 : 300;
+    heist::executor ex(static_cast<std::size_t>(most));
+    std::vector<heist::promise<int>> ps(rounds);
+    std::vector<heist::future<int>> fs;
+    for (auto& p : ps)
+      fs.push_back(p.get_future());
+    std::vector<std::atomic<std::int64_t>> stamps(rounds);
+    heist::future<void> done = heist::start(ex, await_and_stamp(fs, stamps));
+    result r{"async", "ping-pong: outside promise -> coroutine resumed", "heist", most, "us", true};
+    for (std::size_t i = 0; i < rounds; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const std::int64_t t0 = clock_type::now().time_since_epoch().count();
+      ps[i].set_value(0);
+      std::int64_t t1 = 0;
+      while ((t1 = stamps[i].load(std::memory_order_acquire)) == 0) {
+      }
+      r.samples.push_back(static_cast<double>(t1 - t0) / 1e3);
+    }
+    done.get();
+    char note[64];
+    std::snprintf(note, sizeof note, "p99 %.1f us", quantile(r.samples, 0.99));
+    r.note = note;
+    add_row(x, std::move(r));
+  }
+
+  if (x.cfg.wants_workload("coro-memory", true)) {
+    // 100,000 coroutines suspended on their own promise's future, members of one group:
+    // resident memory per suspended coroutine (its frame, its driver's, the future's state).
+    const std::size_t n = 100000;
+    heist::executor ex(static_cast<std::size_t>(most));
+    std::vector<heist::promise<int>> ps(n);
+    std::atomic<long> sum{0};
+    const long before = resident_kib();
+    heist::task_group g(ex);
+    for (std::size_t i = 0; i < n; ++i)
+      g.run(suspended(ps[i].get_future(), sum));
+    ex.wait_idle();
+    const long after = resident_kib();
+    for (std::size_t i = 0; i < n; ++i)
+      ps[i].set_value(1);
+    g.wait();
+    if (sum.load() != static_cast<long>(n)) std::exit(1);
+    result r{"async", "memory per suspended coroutine", "heist", most, "bytes", true};
+    r.samples.push_back(static_cast<double>(after - before) * 1024.0 / static_cast<double>(n));
+    char note[64];
+    std::snprintf(note, sizeof note, "%.0f MiB for 1e6", (after - before) * 10.0 / 1024.0);
+    r.note = note;
+    add_row(x, std::move(r));
+  }
+}
+
+const register_family k_registered{
+    {55,
+     "async",
+     {"then-chain", "when-all", "coro-fib", "ping-pong", "coro-memory"},
+     &async_workloads}};
+
+}  // namespace
+}  // namespace bench
