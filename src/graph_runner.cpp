@@ -111,7 +111,7 @@ void graph_runner::run_from(graph_node_data* n, std::uint64_t weight) noexcept {
 }
 
 void graph_runner::start_from_task() noexcept {
-  std::uint64_t weight = k_run_weight;
+  std::uint64_t weight = termination_weight::k_initial;
   for (std::size_t i = 1; i < m_sources.size(); ++i)
     spawn_node(*m_sources[i], weight);
   run_from(m_sources[0], weight);
@@ -161,12 +161,7 @@ graph_node_data* graph_runner::invoke(graph_node_data& n, std::uint64_t& weight)
 }
 
 void graph_runner::spawn_node(graph_node_data& n, std::uint64_t& weight) noexcept {
-  if (weight == 1) {
-    m_pending.fetch_add(k_borrow_weight, std::memory_order_relaxed);
-    weight += k_borrow_weight;
-  }
-  const std::uint64_t child = weight / 2;
-  weight -= child;
+  const std::uint64_t child = m_pending.split(weight);
   try {
     spawn<node_job>(*m_arena, nullptr, this, &n, child);
   } catch (...) {  // out of memory growing a deque: the child's weight comes back
@@ -177,11 +172,8 @@ void graph_runner::spawn_node(graph_node_data& n, std::uint64_t& weight) noexcep
 
 void graph_runner::node_task_done(std::uint64_t weight) noexcept {
   HEIST_PERTURB_POINT(graph_node_done);
-  // acq_rel: release publishes this task's node effects; the acquire of the thread that
-  // takes the count to zero sees every task's (one release sequence of RMWs).
-  if (m_pending.fetch_sub(weight, std::memory_order_acq_rel) == weight) {
-    drive(*m_current, end_run());
-  }
+  // The last one has seen every node's effects (termination_weight::release).
+  if (m_pending.release(weight)) drive(*m_current, end_run());
 }
 
 std::exception_ptr graph_runner::end_run() noexcept {
@@ -234,14 +226,13 @@ bool graph_runner::start_run(run_request& r) noexcept {
   const thread_context* c = t_context;
   const bool in_arena =
       c != nullptr && c->m_arena == m_arena && c->m_slot != nullptr && c->m_task_depth > 0;
-  // relaxed: published to the node tasks by the spawns' pushes.
-  m_pending.store(k_run_weight, std::memory_order_relaxed);
+  m_pending.start();
   if (in_arena) {
     // Spawn every source from here, holding back some weight until all are queued.
-    std::uint64_t weight = k_run_weight;
+    std::uint64_t weight = termination_weight::k_initial;
     for (graph_node_data* s : m_sources)
       spawn_node(*s, weight);
-    return m_pending.fetch_sub(weight, std::memory_order_acq_rel) != weight;
+    return !m_pending.release(weight);
   }
   // From outside the arena: one task starts the run inside it (one injection, however
   // many sources).
@@ -250,7 +241,7 @@ bool graph_runner::start_run(run_request& r) noexcept {
     return true;
   } catch (...) {  // the executor shut down meanwhile, or out of memory
     m_run_group.capture_exception(std::current_exception());
-    m_pending.store(0, std::memory_order_relaxed);
+    m_pending.abandon();
     return false;
   }
 }

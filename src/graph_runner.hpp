@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "heist/detail/graph_node.hpp"
+#include "heist/detail/termination_weight.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/wait_context.hpp"
 #include "heist/task_graph.hpp"
@@ -20,10 +21,6 @@
 namespace heist::detail {
 
 inline constexpr std::size_t k_run_until = ~std::size_t{0};
-// Termination weights (see graph_runner.cpp): a run starts with k_run_weight; a task that
-// has only 1 left borrows k_borrow_weight more.
-inline constexpr std::uint64_t k_run_weight = std::uint64_t{1} << 62;
-inline constexpr std::uint64_t k_borrow_weight = std::uint64_t{1} << 32;
 
 // A node's name, or "n<index>" (for messages and DOT output).
 std::string node_label(const graph_node_data& n);
@@ -159,7 +156,7 @@ class graph_runner {
   alignas(k_cache_line) std::atomic<std::size_t> m_in_flight{0};
   // The run under way: written by its driver only.
   // The weight of the run's live node tasks (see the file comment).
-  alignas(k_cache_line) std::atomic<std::uint64_t> m_pending{0};
+  termination_weight m_pending;
   run_request* m_current = nullptr;
   arena* m_arena = nullptr;
   wait_context m_run_group;

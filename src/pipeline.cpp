@@ -43,6 +43,7 @@
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/spin_lock.hpp"
+#include "heist/detail/termination_weight.hpp"
 #include "heist/task_arena.hpp"
 
 namespace heist::detail {
@@ -65,9 +66,6 @@ struct serial_gate {
   std::vector<token*> heap;  // in order: parked items, a min-heap on seq
 };
 
-// Termination weights: the caller starts with k_run_weight; a task down to 1 borrows more.
-constexpr std::uint64_t k_run_weight = std::uint64_t{1} << 62;
-constexpr std::uint64_t k_borrow_weight = std::uint64_t{1} << 32;
 // Items whose trip through the filters after the first takes less than this are carried by
 // the input task itself before it makes the next one (see input()); sampled every
 // k_sample_every items.
@@ -127,8 +125,8 @@ class pipeline_run {
     m_reserved = take_token();
     if (m_reserved != nullptr) {
       // relaxed: read by the tasks this thread spawns after (the pushes publish it).
-      m_pending.store(k_run_weight, std::memory_order_relaxed);
-      input(k_run_weight);
+      m_pending.start();
+      input(termination_weight::k_initial);
       if (!m_done.done()) help_until(m_arena, m_done);
     }
     m_group.reset();
@@ -159,21 +157,14 @@ class pipeline_run {
   void finish(std::uint64_t weight) noexcept {
     // acq_rel: release publishes this task's effects; the acquire of the last one sees
     // every task's (one release sequence), before it wakes the caller.
-    if (m_pending.fetch_sub(weight, std::memory_order_acq_rel) == weight) m_done.finish_one();
+    if (m_pending.release(weight)) m_done.finish_one();
   }
 
   // Spawns a task with half of `weight` (a spawner down to 1 borrows first; it still holds
   // its own, so the total cannot reach zero meanwhile).
   template <class Job, class... Args>
   void spawn_weighted(std::uint64_t& weight, Args... args) noexcept {
-    if (weight == 1) {
-      // relaxed: ordered before this task's final release RMW, and published to the child
-      // by the push.
-      m_pending.fetch_add(k_borrow_weight, std::memory_order_relaxed);
-      weight += k_borrow_weight;
-    }
-    const std::uint64_t child = weight / 2;
-    weight -= child;
+    const std::uint64_t child = m_pending.split(weight);
     try {
       spawn<Job>(m_arena, nullptr, this, args..., child);
     } catch (...) {  // out of memory, or the executor shut down under an outside caller
@@ -453,7 +444,7 @@ class pipeline_run {
   // Estimated nanoseconds of an item's trip after the first filter (-1: none measured yet).
   alignas(k_cache_line) std::atomic<std::int64_t> m_trip_ns{-1};
   // The weight of the live tasks (weighted termination, as in graph_runner.cpp).
-  alignas(k_cache_line) std::atomic<std::uint64_t> m_pending{0};
+  termination_weight m_pending;
 };
 
 void check_chain(std::size_t max_live_tokens, const stage_list& stages) {

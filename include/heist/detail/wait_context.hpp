@@ -83,23 +83,9 @@ class wait_context {
 
   // A task of this context finished (or was skipped).
   void finish_one() noexcept {
-    std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    // acq_rel: release publishes the task's effects (and a captured exception) to the
-    // waiter's acquire in done(); acquire makes the waiter's m_waiter store (sequenced
-    // before its arming CAS) visible below. The last task with a waiter asleep clears the
-    // bit in this same RMW (see the file comment).
-    while (!m_state.compare_exchange_weak(s, s == (k_sleeping | 1) ? 0 : s - 1,
-                                          std::memory_order_acq_rel, std::memory_order_relaxed)) {
-    }
-    if (HEIST_UNLIKELY(s == (k_sleeping | 1))) {
+    if (HEIST_UNLIKELY(count_down())) {
       HEIST_PERTURB_POINT(group_finish_counted);
-      // The waiter is blocked (or its coroutine suspended) until this signal, so `this` is
-      // still alive here; a suspended coroutine's resumer takes the place of the parker.
-      if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
-        r->fire();
-      } else {
-        m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
-      }
+      wake_waiter();
     }
   }
 
@@ -108,19 +94,12 @@ class wait_context {
   // symmetric transfer (the caller is that member's final suspension: no new task, no stack);
   // otherwise does what finish_one does and returns null.
   std::coroutine_handle<> finish_one_for_coroutine() noexcept {
-    std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    // acq_rel: as finish_one.
-    while (!m_state.compare_exchange_weak(s, s == (k_sleeping | 1) ? 0 : s - 1,
-                                          std::memory_order_acq_rel, std::memory_order_relaxed)) {
-    }
-    if (HEIST_LIKELY(s != (k_sleeping | 1))) return {};
+    if (HEIST_LIKELY(!count_down())) return {};
     HEIST_PERTURB_POINT(group_finish_counted);
     if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
       if (std::coroutine_handle<> h = r->coroutine()) return h;
-      r->fire();
-    } else {
-      m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
     }
+    wake_waiter();
     return {};
   }
 
@@ -139,35 +118,17 @@ class wait_context {
   // Announces that `p`'s owner will sleep until the count reaches zero. `busy`: another
   // thread already sleeps on this context; the caller must poll instead.
   arm_result arm(parker* p) noexcept {
-    std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    for (;;) {
-      if ((s & ~k_sleeping) == 0) return arm_result::done;
-      if ((s & k_sleeping) != 0) return arm_result::busy;
+    return arm_with([&] {
       m_waiter.store(p, std::memory_order_relaxed);
       m_resumer.store(nullptr, std::memory_order_relaxed);
-      // release: publishes m_waiter to the finishing task's acquire RMW.
-      if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
-                                        std::memory_order_relaxed)) {
-        return arm_result::armed;
-      }
-    }
+    });
   }
 
   // As arm(), for a coroutine suspended in co_await group.join(): the task that takes the
   // count to zero fires `r` (which resumes the coroutine as a task) instead of signalling a
   // parker. An armed resumer is never withdrawn: the coroutine stays suspended until then.
   arm_result arm_resumer(completion_callback* r) noexcept {
-    std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    for (;;) {
-      if ((s & ~k_sleeping) == 0) return arm_result::done;
-      if ((s & k_sleeping) != 0) return arm_result::busy;
-      m_resumer.store(r, std::memory_order_relaxed);
-      // release: publishes m_resumer to the finishing task's acquire RMW.
-      if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
-                                        std::memory_order_relaxed)) {
-        return arm_result::armed;
-      }
-    }
+    return arm_with([&] { m_resumer.store(r, std::memory_order_relaxed); });
   }
 
   // Withdraws an armed waiter. Returns true if it withdrew the bit itself (the count is still
@@ -256,6 +217,46 @@ class wait_context {
   wait_context* parent() const noexcept { return m_parent; }
 
  private:
+  // The count goes down by one; true if this took it to zero with a waiter armed. acq_rel:
+  // release publishes the task's effects (and a captured exception) to the waiter's acquire
+  // in done(); acquire makes the waiter's m_waiter / m_resumer store (sequenced before its
+  // arming CAS) visible to wake_waiter(). The last task with a waiter armed clears the bit
+  // in this same RMW (see the file comment).
+  HEIST_ALWAYS_INLINE bool count_down() noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
+    while (!m_state.compare_exchange_weak(s, s == (k_sleeping | 1) ? 0 : s - 1,
+                                          std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    }
+    return s == (k_sleeping | 1);
+  }
+
+  // The waiter is blocked (or its coroutine suspended) until this, so `this` is still alive
+  // here; a suspended coroutine's resumer takes the place of the parker.
+  void wake_waiter() noexcept {
+    if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
+      r->fire();
+    } else {
+      m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
+    }
+  }
+
+  // Arming: `store` publishes who waits; then the sleeping bit is set while the count is
+  // above zero. done: nothing to wait for; busy: another waiter is armed.
+  template <class Store>
+  arm_result arm_with(Store&& store) noexcept {
+    std::uint64_t s = m_state.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((s & ~k_sleeping) == 0) return arm_result::done;
+      if ((s & k_sleeping) != 0) return arm_result::busy;
+      store();
+      // release: publishes the store to the finishing task's acquire RMW.
+      if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+        return arm_result::armed;
+      }
+    }
+  }
+
   HEIST_NOINLINE bool check_ancestors(std::uint64_t epoch) noexcept {
     // Iterative (chains can be 100,000 deep). Stops at a cancelled ancestor (we are
     // cancelled) or at one already checked in this epoch, or at the root (we are not).
