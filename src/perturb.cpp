@@ -17,7 +17,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "group_waiter_woken",   "group_arming",     "isolate_rejected",     "inject_rejected",
     "lease_draining",       "lease_returned",   "visitor_attracting",   "visit_entering",
     "blocking_changed",     "quiescence_check", "graph_request_queued", "graph_node_done",
-    "graph_run_completing", "pipeline_parked",  "pipeline_token_freed", "pipeline_input_suspended"};
+    "graph_run_completing", "pipeline_parked",  "pipeline_token_freed", "pipeline_input_suspended",
+    "future_completing"};
 }  // namespace
 
 const char* name(point p) noexcept {

@@ -300,3 +300,68 @@ TEST(WindowProbe, GraphNodeTasksEndingLateDoNotEndTheRunEarly) {
   }
 #endif
 }
+
+// Asynchronous composition (issue 11). A producer has stored a future's value and counted it
+// down, but not yet taken the callback word, while a continuation and a co_await register on
+// other threads: each registration either is taken by the producer or sees the ready marker
+// and runs itself, never both, never neither.
+TEST(WindowProbe, ContinuationsRegisteredWhileAFutureCompletes) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("ContinuationsRegisteredWhileAFutureCompletes", 60s);
+  perturb::set_hook(
+      perturb::point::future_completing,
+      [](perturb::point, void*) { std::this_thread::sleep_for(50us); }, nullptr);
+  heist::executor ex(2);
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 200; ++round) {
+    heist::promise<int> p;
+    heist::future<int> f = p.get_future();
+    std::thread producer([&] { p.set_value(round); });
+    auto g = f.then([&](int v) {
+      ran.fetch_add(1);
+      return v;
+    });
+    ASSERT_EQ(g.get(), round);
+    producer.join();
+    heist::promise<int> q;
+    heist::future<int> qf = q.get_future();
+    auto awaiting = [&]() -> heist::task<int> { co_return co_await qf; };
+    auto h = heist::start(ex, awaiting());
+    std::thread([&] { q.set_value(round + 1); }).join();
+    ASSERT_EQ(h.get(), round + 1);
+  }
+  EXPECT_EQ(ran.load(), 200);
+#endif
+}
+
+// co_await group.join(): the last member's finish is counted (the resumer not yet fired) while
+// the joining coroutine is still arming or already suspended: it is resumed exactly once, after
+// every member.
+TEST(WindowProbe, JoinResumedOnceWhenTheLastMemberFinishesLate) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("JoinResumedOnceWhenTheLastMemberFinishesLate", 60s);
+  perturb::set_hook(
+      perturb::point::group_finish_counted,
+      [](perturb::point, void*) { std::this_thread::sleep_for(50us); }, nullptr);
+  heist::executor ex(2);
+  std::atomic<int> members{0}, resumed{0};
+  auto joiner = [&]() -> heist::task<void> {
+    heist::task_group g;
+    for (int i = 0; i < 8; ++i)
+      g.run([&] { members.fetch_add(1); });
+    g.run([&]() -> heist::task<void> {
+      members.fetch_add(1);
+      co_return;
+    }());
+    co_await g.join();
+    resumed.fetch_add(1);
+    EXPECT_EQ(members.load() % 9, 0);
+  };
+  for (int round = 0; round < 100; ++round)
+    heist::start(ex, joiner()).get();
+  EXPECT_EQ(resumed.load(), 100);
+  EXPECT_EQ(members.load(), 900);
+#endif
+}

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "heist/detail/arena.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/wait_context.hpp"
 
 namespace heist::detail {
@@ -47,6 +48,7 @@ class future_state : public wait_context {
   // callback. The caller holds a reference across the call.
   void complete() noexcept {
     finish_one();  // release: publishes the value to done()'s acquire
+    HEIST_PERTURB_POINT(future_completing);
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
     if (cb != nullptr) cb->fire();
   }

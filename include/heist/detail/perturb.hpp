@@ -48,6 +48,7 @@ enum class point : std::uint32_t {
   pipeline_parked,           // a pipeline item was parked at a serial filter; stage unlocked
   pipeline_token_freed,      // a released token restarts the suspended input; not spawned yet
   pipeline_input_suspended,  // the pipeline input parked itself; its task goes on
+  future_completing,         // a future's value is stored and counted; callback not taken
   count
 };
 
