@@ -23,5 +23,8 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/heistConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/heist)
 
+# The prefix as seen from LIBDIR/pkgconfig ("../.." for lib/pkgconfig).
+file(RELATIVE_PATH HEIST_PC_RELATIVE_PREFIX
+  /heist-prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /heist-prefix)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/heist.pc.in ${CMAKE_CURRENT_BINARY_DIR}/heist.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/heist.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

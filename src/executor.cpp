@@ -17,11 +17,10 @@
 
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/trace.hpp"
+#include "heist/sizing.hpp"
 
 namespace heist {
 namespace detail {
-
-void worker_main(executor_impl& exec, std::size_t index);  // worker_loop.cpp
 
 // The name of worker `index`'s thread (also its trace track, executor_stats.cpp): Linux
 // limits thread names to 15 characters.
@@ -39,9 +38,17 @@ std::string worker_thread_name(const std::string& base, std::size_t index) {
 // --- executor_impl -------------------------------------------------------------------------
 namespace {
 
+std::int64_t resolve_idle_timeout(std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0) {
+    throw std::invalid_argument("heist::executor: idle_timeout must not be negative, got " +
+                                std::to_string(timeout.count()) + " ms");
+  }
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+}
+
 std::size_t resolve_worker_count(std::size_t requested) {
   std::size_t n = requested;
-  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  if (n == 0) n = available_parallelism();  // SPEC section 12
   if (n > k_max_workers) {
     throw std::invalid_argument("heist::executor: num_workers must be between 1 and " +
                                 std::to_string(k_max_workers) + ", got " + std::to_string(n));
@@ -53,6 +60,7 @@ std::size_t resolve_worker_count(std::size_t requested) {
 
 executor_impl::executor_impl(executor_options options)
     : m_options(std::move(options)), m_num_workers(resolve_worker_count(m_options.num_workers)) {
+  m_idle_timeout_ns = resolve_idle_timeout(m_options.idle_timeout);
   m_num_slots = m_num_workers + k_leasable_slots + m_options.max_blocking_threads;
   m_slots = std::make_unique<slot[]>(m_num_slots);
   for (std::size_t i = 0; i < m_num_slots; ++i) {
@@ -74,19 +82,7 @@ executor_impl::executor_impl(executor_options options)
       m_slots[i].m_trace = m_traces.back().get();
     }
   }
-  m_threads.reserve(m_num_workers);
-  try {
-    for (std::size_t i = 0; i < m_num_workers; ++i) {
-      m_threads.emplace_back([this, i] { worker_main(*this, i); });
-    }
-  } catch (...) {
-    m_stop.store(true, std::memory_order_seq_cst);
-    idle().wake_all();
-    for (auto& t : m_threads)
-      t.join();
-    m_threads.clear();
-    throw;
-  }
+  start_workers();
 }
 
 executor_impl::~executor_impl() {
@@ -95,9 +91,7 @@ executor_impl::~executor_impl() {
   if (!m_joined) {
     m_stop.store(true, std::memory_order_seq_cst);
     idle().wake_all();
-    for (auto& t : m_threads) {
-      if (t.joinable()) t.join();
-    }
+    join_workers();
   }
 }
 
@@ -247,8 +241,7 @@ void executor_impl::shutdown() {
   // re-check after prepare_sleep, or is in the sleeper list and gets woken.
   m_stop.store(true, std::memory_order_seq_cst);
   idle().wake_all();
-  for (auto& t : m_threads)
-    t.join();
+  join_workers();
   // Stand-ins: those on duty left with the wake-up above; parked ones are told here. They
   // are detached threads: wait until the last one is gone.
   {
@@ -395,10 +388,9 @@ void executor::write_trace(std::ostream& out) const {
 executor& default_executor() {
   // Never destroyed: its threads end with the process, so tasks still running at exit
   // never meet destroyed statics, and exit() from a task cannot deadlock on a join.
+  // max(1, available_parallelism() - 1): the thread that calls get() or wait() is the last.
   static executor* const instance =
-      new executor(std::max(1u, std::thread::hardware_concurrency()) > 1
-                       ? std::thread::hardware_concurrency() - 1
-                       : 1u);
+      new executor(std::max<std::size_t>(1, available_parallelism() - 1));
   return *instance;
 }
 

@@ -46,10 +46,11 @@ void idle_state::sleeper_to_searcher(sleeper& s) noexcept {
 }
 
 bool idle_state::wake_one(bool roamer_only) noexcept {
+  sleeper* s = nullptr;
   parker* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(m_lock);
-    sleeper* s = m_roamers;
+    s = m_roamers;
     if (s == nullptr && !roamer_only) s = m_helpers;
     if (s == nullptr) return false;
     // The woken thread becomes a searcher now, before it runs, so that concurrent
@@ -58,14 +59,50 @@ bool idle_state::wake_one(bool roamer_only) noexcept {
     p = s->m_parker;
   }
   HEIST_PERTURB_POINT(wake_unlinked);
-  // Outside the lock: the futex wake is a system call.
-  p->signal(parker::k_work);
+  // Outside the lock: the futex wake is a system call, a thread start more. A placeholder
+  // was unlisted by us alone: nobody else can restart the same worker.
+  if (p == nullptr) {
+    s->m_restart(*s);
+  } else {
+    p->signal(parker::k_work);
+  }
   return true;
 }
 
 void idle_state::wake_all() noexcept {
-  while (wake_one(false)) {
+  for (;;) {
+    parker* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(m_lock);
+      sleeper* s = m_roamers != nullptr ? m_roamers : m_helpers;
+      if (s == nullptr) return;
+      sleeper_to_searcher(*s);
+      p = s->m_parker;
+    }
+    if (p != nullptr) p->signal(parker::k_work);  // placeholders: nothing to stop
   }
+}
+
+bool idle_state::retire(sleeper& me, sleeper& placeholder) noexcept {
+  std::lock_guard<std::mutex> lock(m_lock);
+  if (!me.m_listed) return false;  // a waker took us; its k_work signal is on its way
+  assert(!placeholder.m_listed && placeholder.m_parker == nullptr);
+  // The placeholder takes our place: same list, same position, same kind, and the sleeping
+  // count we added in S1 now stands for it. Nothing a publisher reads changes.
+  placeholder.m_kind = me.m_kind;
+  placeholder.m_prev = me.m_prev;
+  placeholder.m_next = me.m_next;
+  if (me.m_prev != nullptr) {
+    me.m_prev->m_next = &placeholder;
+  } else {
+    head(me.m_kind) = &placeholder;
+  }
+  if (me.m_next != nullptr) me.m_next->m_prev = &placeholder;
+  placeholder.m_listed = true;
+  me.m_prev = me.m_next = nullptr;
+  me.m_listed = false;
+  check_invariants();
+  return true;
 }
 
 void idle_state::wake_stand_ins() noexcept {

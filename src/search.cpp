@@ -18,6 +18,7 @@
 #include <cassert>
 #include <chrono>
 #include <thread>
+#include <utility>
 
 #include "heist/detail/spawn.hpp"
 #include "scheduler_internal.hpp"
@@ -203,24 +204,69 @@ arm_outcome arm_waiter(thread_context& c, wait_context& w) {
   return arm_outcome::armed;
 }
 
-// Parks a registered searcher of arena `a` (S1-S4). Returns false if `w` finished (the
-// caller stops searching), true to search again. On return the thread counts as a searcher.
-bool park_registered(thread_context& c, arena& a, wait_context* w) {
+// Parks a worker for at most its executor's idle_timeout (S4 with a deadline), then retires
+// it (R1-R2 in worker_threads.cpp). Returns true if it was woken for work (it is a searcher),
+// false if it retired (its thread ends; the placeholder holds its place in the list).
+bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
+  const auto now = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  const std::int64_t deadline = now() + exec.idle_timeout_ns();
+  for (;;) {
+    const std::int64_t left = deadline - now();
+    if (left <= 0) break;
+    if (c.m_parker.wait_for(parker::k_work, left) != 0) return true;  // woken: a searcher
+  }
+  // R1: on_worker_stop first, so that a restart's on_worker_start cannot overlap it.
+  exec.worker_stopping(c.m_worker_index);
+  HEIST_PERTURB_POINT(worker_retiring);
+  // R2
+  if (idle.retire(c.m_sleeper, exec.retired_placeholder(c.m_worker_index))) {
+    c.m_retired = true;
+    return false;
+  }
+  // A waker unlisted us between the timeout and R2: take its signal and go on working.
+  c.m_parker.wait_for(parker::k_work);
+  exec.worker_started(c.m_worker_index);
+  return true;
+}
+
+// May this searcher retire when its park times out? A worker (not a stand-in) between tasks
+// in its executor's default arena, when the executor has an idle_timeout.
+bool may_retire(const thread_context& c, arena& a, wait_context* w) noexcept {
+  executor_impl& exec = a.exec();
+  return w == nullptr && !c.m_spare && c.m_worker_of == &exec && &exec.default_arena() == &a &&
+         exec.idle_timeout_ns() > 0;
+}
+
+// Parks a registered searcher of arena `a` (S1-S4). On return the thread counts as a
+// searcher (search_again) or is done searching (wait_over: `w` finished; retired: its count
+// went to its placeholder, see park_or_retire).
+enum class park_outcome { search_again, wait_over, retired };
+park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
+  const auto again_unless = [](bool over) {
+    return over ? park_outcome::wait_over : park_outcome::search_again;
+  };
   executor_impl& exec = a.exec();
   idle_state& idle = a.idle();
   if (w != nullptr) {
     const arm_outcome armed = arm_waiter(c, *w);
-    if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
+    if (armed != arm_outcome::armed) return again_unless(armed != arm_outcome::poll);
   }
   idle.prepare_sleep(c.m_sleeper, kind_of(c, a, w));  // S1, S2
   if (work_visible(c, a) || search_over(exec, w) ||   // S3
       (visits_arenas(c, a, w) && exec.task_arena_needs_thread()) ||
       (w == nullptr && c.m_spare && exec.spares_surplus())) {  // go back and retire
     if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
-    return w == nullptr || w->disarm(c.m_parker);
+    return again_unless(w != nullptr && !w->disarm(c.m_parker));
   }
   if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
   HEIST_PERTURB_POINT(sleep_before_park);
+  if (may_retire(c, a, w)) {
+    return park_or_retire(c, exec, idle) ? park_outcome::search_again : park_outcome::retired;
+  }
   // S4
   const std::uint32_t why =
       c.m_parker.wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
@@ -230,12 +276,12 @@ bool park_registered(thread_context& c, arena& a, wait_context* w) {
     if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
       c.m_parker.wait_for(parker::k_work);
     }
-    return false;
+    return park_outcome::wait_over;
   }
   // k_work: a waker took us out of the list and made us a searcher. (Debug: a k_work signal
   // is only ever sent by the waker that unlisted us, whose write the signal publishes.)
   assert(!c.m_sleeper.m_listed && "k_work without the waker's unlisting");
-  return w == nullptr || w->disarm(c.m_parker);
+  return again_unless(w != nullptr && !w->disarm(c.m_parker));
 }
 
 // Parks a waiter that may not take the arena's work (isolated, or without a slot of a
@@ -271,7 +317,8 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   const bool registered = !f.restricted();
   const bool visitor = visits_arenas(c, a, w);
   const idle_kind kind = kind_of(c, a, w);
-  if (registered) idle.begin_search(kind);
+  // A restarted worker's wake-up counted it already (worker_threads.cpp, R3).
+  if (registered && !std::exchange(c.m_search_counted, false)) idle.begin_search(kind);
   // Every exit below stops searching: a registered searcher goes through leave_search.
   auto leave = [&] {
     if (registered) leave_search(a, kind);
@@ -319,10 +366,18 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       leave();
       return {};
     }
-    const bool again = registered ? park_registered(c, a, w) : park_restricted(c, *w);
-    if (!again) {
-      leave();
-      return {};
+    if (!registered) {
+      if (!park_restricted(c, *w)) {
+        leave();
+        return {};
+      }
+    } else {
+      const park_outcome parked = park_registered(c, a, w);
+      if (parked == park_outcome::retired) return {};  // counted by its placeholder now
+      if (parked == park_outcome::wait_over) {
+        leave();
+        return {};
+      }
     }
     // Woken for new work: search with the full budget again.
     budget = k_max_idle_rounds;

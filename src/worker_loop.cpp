@@ -36,7 +36,7 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
     if (found.t == nullptr) found.t = self.m_deque.pop();
     if (found.t == nullptr) {
       found = search(c, a, nullptr, anything);
-      if (found.t == nullptr) return;  // stopping: every accepted task has finished
+      if (found.t == nullptr) return;  // stopping (all accepted tasks ran), or retired
     }
     execute_task(c, found.t, found.stolen);
     if (stop_after_task()) return;
@@ -44,7 +44,7 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
 }
 }  // namespace
 
-void worker_main(executor_impl& exec, std::size_t index) {
+void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   thread_context c;
   arena& a = exec.default_arena();
   c.m_exec = &exec;
@@ -56,8 +56,21 @@ void worker_main(executor_impl& exec, std::size_t index) {
   init_stack_bounds(c);
   t_context = &c;
   exec.worker_started(index);
-  run_tasks(c, a, [] { return false; });
-  exec.worker_stopping(index);
+  bool go_on = true;
+  if (restarted) {
+    // Started by a wake-up that counted this thread as a searcher (worker_threads.cpp, R3):
+    // search before anything else, without counting itself again.
+    c.m_search_counted = true;
+    const found_task found = search(c, a, nullptr, task_filter{});
+    if (found.t != nullptr) {
+      execute_task(c, found.t, found.stolen);
+    } else {
+      go_on = false;  // stopping, or retired again
+    }
+  }
+  if (go_on) run_tasks(c, a, [] { return false; });
+  // A retiring worker called on_worker_stop before it retired (R1).
+  if (!c.m_retired) exec.worker_stopping(index);
   t_context = nullptr;
 }
 

@@ -17,7 +17,7 @@ namespace heist {
 
 class executor {
  public:
-  executor();                                  // hardware_concurrency() workers
+  executor();                                  // available_parallelism() workers
   explicit executor(std::size_t num_workers);  // 1..4096, else std::invalid_argument
   explicit executor(executor_options options);
   ~executor();  // shutdown(); from one of its own workers: terminates the process
@@ -61,7 +61,7 @@ class executor {
   std::unique_ptr<detail::executor_impl> m_impl;
 };
 
-// The process-wide executor: max(1, hardware_concurrency() - 1) workers, created on first
+// The process-wide executor: max(1, available_parallelism() - 1) workers, created on first
 // use, never destroyed (its threads end with the process).
 executor& default_executor();
 

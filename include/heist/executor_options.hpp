@@ -1,6 +1,7 @@
 // Configuration of an executor (SPEC section 1) and the error types it reports.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -24,7 +25,7 @@ enum class steal_policy {
 };
 
 struct executor_options {
-  std::size_t num_workers = 0;  // 0: std::thread::hardware_concurrency()
+  std::size_t num_workers = 0;  // 0: available_parallelism() (heist/sizing.hpp)
   steal_policy policy = steal_policy::sticky_random;
   std::string name = "heist";  // worker thread names: "heist-0", "heist-1", ...
   bool trace = false;          // record task spans (write_trace)
@@ -35,6 +36,10 @@ struct executor_options {
   // Most threads that blocking() may add at once to stand in for blocked workers
   // (SPEC section 7). 0 disables stand-ins.
   std::size_t max_blocking_threads = 256;
+  // SPEC section 12. 0: never. Else a worker idle (parked) this long ends its thread; work
+  // arriving later starts a thread for it again. num_workers() does not change. Negative:
+  // std::invalid_argument naming idle_timeout.
+  std::chrono::milliseconds idle_timeout{0};
 };
 
 }  // namespace heist

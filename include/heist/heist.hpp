@@ -14,5 +14,7 @@
 #include "heist/stats.hpp"
 #include "heist/task_arena.hpp"
 #include "heist/task_graph.hpp"
+#include "heist/sizing.hpp"
 #include "heist/task_group.hpp"
+#include "heist/version.hpp"
 #include "heist/when.hpp"

@@ -126,6 +126,17 @@ class executor_impl {
   void worker_started(std::size_t index) noexcept;
   void worker_stopping(std::size_t index) noexcept;
 
+  // --- idle workers retire (executor_options::idle_timeout; src/worker_threads.cpp) ---------
+  // 0: workers never retire.
+  std::int64_t idle_timeout_ns() const noexcept { return m_idle_timeout_ns; }
+  // The parker-less entry that stands in the sleeper list for worker `index` while its
+  // thread is gone (idle_state::retire); waking it starts a thread for the worker again.
+  sleeper& retired_placeholder(std::size_t index) noexcept { return m_placeholders[index]; }
+  // Worker threads alive now (retired ones excluded), for the tests and the monitor.
+  std::size_t live_workers() const noexcept {
+    return m_live_workers.load(std::memory_order_relaxed);
+  }
+
   const executor_options& options() const noexcept { return m_options; }
 
  private:
@@ -149,6 +160,14 @@ class executor_impl {
   void start_spare();
   bool park_spare();
   void spare_exited() noexcept;
+  // Worker threads (src/worker_threads.cpp).
+  void start_workers();
+  void join_workers() noexcept;
+  struct worker_thread;
+  worker_thread launch_worker(std::size_t index, bool restarted);
+  static void restart_worker(sleeper& placeholder) noexcept;
+  void worker_thread_main(std::size_t index, bool restarted,
+                          const std::shared_ptr<std::atomic<bool>>& finished) noexcept;
 
   executor_options m_options;
   // Slots leasable by outside threads while they help (arena_lease.hpp).
@@ -197,7 +216,26 @@ class executor_impl {
 
   std::mutex m_lifecycle_lock;
   bool m_joined = false;  // guarded by m_lifecycle_lock
-  std::vector<std::thread> m_threads;
+
+  // Worker threads. m_threads[i] runs (or ran) worker i; a retired worker's old thread moves
+  // to m_exited when a new one starts, and is joined once it says it finished (or at
+  // shutdown). Both guarded by m_threads_lock, which restart_worker takes from wake paths:
+  // nothing that holds it waits for another heist lock.
+  struct worker_thread {  // declared above
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished;  // set by the thread as its last step
+  };
+  struct retired_worker : sleeper {
+    executor_impl* exec = nullptr;
+    std::size_t index = 0;
+  };
+  std::int64_t m_idle_timeout_ns = 0;
+  std::unique_ptr<retired_worker[]> m_placeholders;
+  std::atomic<std::size_t> m_live_workers{0};
+  std::mutex m_threads_lock;
+  bool m_threads_closed = false;  // shutdown took the threads; no restart (m_threads_lock)
+  std::vector<worker_thread> m_threads;
+  std::vector<worker_thread> m_exited;
   std::vector<std::unique_ptr<trace_buffer>> m_traces;  // one per slot
   std::uint64_t m_trace_origin = 0;
   mutable std::mutex m_external_trace_lock;

@@ -81,9 +81,14 @@ inline bool roams(idle_kind k) noexcept {
   return k != idle_kind::helper;
 }
 
-// A thread's entry in a sleeper list; lives in its thread_context.
+// A thread's entry in a sleeper list; lives in its thread_context. An entry without a
+// parker stands for a worker whose thread retired after idle_timeout (executor_impl's
+// retired-worker placeholders): waking it calls m_restart, which starts a thread for the
+// worker's slot, instead of signalling a parker. See "Idle workers retire" in
+// docs/design.md.
 struct sleeper {
   parker* m_parker = nullptr;
+  void (*m_restart)(sleeper&) noexcept = nullptr;  // placeholders only
   sleeper* m_prev = nullptr;
   sleeper* m_next = nullptr;
   idle_kind m_kind = idle_kind::roamer;  // set by prepare_sleep
@@ -127,7 +132,8 @@ class idle_state {
   // Wakes one sleeper (a roamer if `roamer_only`, else a roamer first and then a helper),
   // turning it into a searcher; false if none of those sleeps.
   bool wake_one(bool roamer_only) noexcept;
-  // Wakes everybody (shutdown).
+  // Wakes every live sleeper and takes retired workers' placeholders off the list without
+  // restarting them (shutdown).
   void wake_all() noexcept;
   // Wakes the sleeping blocking() stand-ins, so that a surplus one retires.
   void wake_stand_ins() noexcept;
@@ -167,6 +173,11 @@ class idle_state {
   // already did (the caller is a searcher too, and a k_work signal is on its way: consume
   // it before parking again).
   bool cancel_sleep(sleeper& me) noexcept;
+
+  // R2 of retirement: a listed sleeper whose park timed out hands its place in the list
+  // (and its sleeping count) to `placeholder`, a parker-less entry. Returns false if a waker
+  // took `me` first (then a k_work signal is on its way: consume it and search).
+  bool retire(sleeper& me, sleeper& placeholder) noexcept;
 
   std::uint64_t snapshot() const noexcept { return m_state.load(std::memory_order_relaxed); }
   std::uint64_t roaming_snapshot() const noexcept {

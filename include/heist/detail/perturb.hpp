@@ -49,6 +49,8 @@ enum class point : std::uint32_t {
   pipeline_token_freed,      // a released token restarts the suspended input; not spawned yet
   pipeline_input_suspended,  // the pipeline input parked itself; its task goes on
   future_completing,         // a future's value is stored and counted; callback not taken
+  worker_retiring,           // a worker's park timed out (on_worker_stop ran); not retired yet
+  worker_restarting,         // a waker unlisted a retired worker's placeholder; no thread yet
   count
 };
 

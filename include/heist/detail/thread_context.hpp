@@ -41,7 +41,11 @@ struct thread_context : scheduling_state {
   // spare slot; null for other threads (then the slot it occupies, or the executor's
   // counters for threads that hold none).
   slot* m_home = nullptr;
-  bool m_spare = false;            // a blocking() stand-in (worker_loop.cpp, spare_main)
+  bool m_spare = false;  // a blocking() stand-in (worker_loop.cpp, spare_main)
+  // A restarted worker's thread: the wake-up that started it already counted it as a
+  // searcher, so its first search() does not count itself again (worker_threads.cpp).
+  bool m_search_counted = false;
+  bool m_retired = false;          // the worker's park timed out and its thread is ending
   std::uint32_t m_help_depth = 0;  // tasks run inline by helping waits on this stack
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;
