@@ -27,6 +27,8 @@ bool visit(thread_context& c, arena& x) {
         if (found.t == nullptr) break;  // the arena ran dry: go home
         execute_task(c, found.t, found.stolen);
         ran = true;
+        // Higher-priority work waits for a thread: go back and serve it (priority.cpp).
+        if (x.exec().visit_preempted(x)) break;
       }
     }
   }
@@ -46,6 +48,7 @@ void attract_visitor(arena& a) noexcept {
   // queues": one of the two sides sees the other's write).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!a.has_free_slot()) return;
+  a.exec().note_wanted(a);  // busy threads of lower priority look at task boundaries
   a.exec().idle().notify_visitor_wanted();
 }
 

@@ -286,31 +286,36 @@ void executor_impl::unregister_arena(arena& a) {
     std::this_thread::yield();
 }
 
-arena* executor_impl::arena_to_visit(std::size_t start) noexcept {
-  // Every search round of every idle worker asks: never wait for the lock here.
-  std::unique_lock<std::mutex> lock(m_arenas_lock, std::try_to_lock);
-  if (!lock.owns_lock()) return nullptr;
+// Under m_arenas_lock: the first arena, highest priority first and rotating from `start`
+// within a level, that has work a visitor can take and a free slot.
+arena* executor_impl::find_arena_locked(std::size_t start, int min_level) noexcept {
   const bool can_steal = policy() != steal_policy::none;
   const std::size_t n = m_task_arenas.size();
-  for (std::size_t k = 0; k < n; ++k) {
-    arena* a = m_task_arenas[(start + k) % n];
-    if (a->has_free_slot() && a->has_work_for_visitor(can_steal)) {
-      // relaxed under the lock: unregister_arena takes the lock before it waits for zero.
-      a->m_visitors.fetch_add(1, std::memory_order_relaxed);
-      return a;
+  for (int level = arena::k_high; level >= min_level; --level) {
+    for (std::size_t k = 0; k < n; ++k) {
+      arena* a = m_task_arenas[(start + k) % n];
+      if (a->level() == level && a->has_free_slot() && a->has_work_for_visitor(can_steal)) {
+        return a;
+      }
     }
   }
   return nullptr;
 }
 
-bool executor_impl::task_arena_needs_thread() noexcept {
+arena* executor_impl::arena_to_visit(std::size_t start, int min_level) noexcept {
+  // Every search round of every idle worker asks: never wait for the lock here.
+  std::unique_lock<std::mutex> lock(m_arenas_lock, std::try_to_lock);
+  if (!lock.owns_lock()) return nullptr;
+  arena* a = find_arena_locked(start, min_level);
+  // relaxed under the lock: unregister_arena takes the lock before it waits for zero.
+  if (a != nullptr) a->m_visitors.fetch_add(1, std::memory_order_relaxed);
+  return a;
+}
+
+bool executor_impl::task_arena_needs_thread(int min_level) noexcept {
   if (!has_task_arenas()) return false;
   std::lock_guard<std::mutex> lock(m_arenas_lock);
-  const bool can_steal = policy() != steal_policy::none;
-  for (arena* a : m_task_arenas) {
-    if (a->has_free_slot() && a->has_work_for_visitor(can_steal)) return true;
-  }
-  return false;
+  return find_arena_locked(0, min_level) != nullptr;
 }
 
 void executor_impl::report_unhandled(std::exception_ptr e) noexcept {

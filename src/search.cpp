@@ -328,6 +328,12 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
   std::int64_t linger_until = 0;
   for (std::uint32_t round = 0;; ++round) {
+    if (visitor && HEIST_UNLIKELY(exec.wants_above(arena::k_normal))) {
+      // High-priority task arenas before the default arena's own work (priority.cpp).
+      leave();
+      exec.serve_higher_priority(c, arena::k_normal, round);
+      idle.begin_search(kind);
+    }
     bool contention = false;
     found_task found = search_once(c, a, f, contention);
     if (found.t != nullptr) {

@@ -12,7 +12,7 @@ namespace detail {
 
 class task_arena_state {
  public:
-  task_arena_state(std::size_t max_concurrency, executor_impl& exec)
+  task_arena_state(std::size_t max_concurrency, executor_impl& exec, int level)
       : m_slots(std::make_unique<slot[]>(max_concurrency)),
         m_arena(exec, m_slots.get(),
                 arena::layout{max_concurrency, 0, max_concurrency,
@@ -22,6 +22,7 @@ class task_arena_state {
       m_slots[i].m_last_victim = static_cast<std::uint32_t>(i);
       m_slots[i].m_rng = (i + 7) * 0x9E3779B97F4A7C15ULL;
     }
+    m_arena.set_level(level);
     exec.register_arena(m_arena);
   }
 
@@ -54,11 +55,29 @@ std::size_t checked_concurrency(std::size_t n) {
   }
   return n;
 }
+
+int checked_level(priority p) {
+  switch (p) {
+    case priority::low:
+      return detail::arena::k_low;
+    case priority::normal:
+      return detail::arena::k_normal;
+    case priority::high:
+      return detail::arena::k_high;
+  }
+  throw std::invalid_argument("heist::task_arena: priority must be low, normal or high, got " +
+                              std::to_string(static_cast<int>(p)));
+}
 }  // namespace
 
 task_arena::task_arena(std::size_t max_concurrency, executor& ex)
+    : task_arena(max_concurrency, ex, priority::normal) {}
+
+task_arena::task_arena(std::size_t max_concurrency, executor& ex, priority p)
     : m_max_concurrency(checked_concurrency(max_concurrency)),
-      m_state(std::make_unique<detail::task_arena_state>(m_max_concurrency, detail_impl(ex))),
+      m_priority(p),
+      m_state(std::make_unique<detail::task_arena_state>(m_max_concurrency, detail_impl(ex),
+                                                         checked_level(p))),
       m_arena(&m_state->get()) {}
 
 task_arena::~task_arena() = default;

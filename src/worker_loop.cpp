@@ -39,6 +39,11 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
       if (found.t == nullptr) return;  // stopping (all accepted tasks ran), or retired
     }
     execute_task(c, found.t, found.stolen);
+    // A task boundary: a task arena of higher priority than the default arena's (normal)
+    // that waits for a thread is served first (priority.cpp).
+    if (HEIST_UNLIKELY(c.m_exec->wants_above(arena::k_normal))) {
+      c.m_exec->serve_higher_priority(c, arena::k_normal, self.m_tick);
+    }
     if (stop_after_task()) return;
   }
 }

@@ -21,6 +21,11 @@ namespace heist {
 
 class task_arena;
 
+// A task_arena's priority (SPEC section 12). Threads choosing among arenas with queued work
+// serve higher priority first; a thread running lower-priority work switches at its next
+// task boundary. The executor's own submissions (submit/post, the default arena) are normal.
+enum class priority { low, normal, high };
+
 namespace detail {
 // The state of one task_arena: a strict arena with its own slots (src/task_arena.cpp).
 class task_arena_state;
@@ -41,12 +46,16 @@ class task_arena {
  public:
   // max_concurrency 0 or above 4096: std::invalid_argument naming max_concurrency.
   explicit task_arena(std::size_t max_concurrency, executor& ex = default_executor());
+  // The same with a priority (SPEC section 12); a value outside low/normal/high:
+  // std::invalid_argument naming priority.
+  task_arena(std::size_t max_concurrency, executor& ex, priority p);
   // Waits until every task of the arena (enqueued ones included) has finished.
   ~task_arena();
   task_arena(const task_arena&) = delete;
   task_arena& operator=(const task_arena&) = delete;
 
   std::size_t max_concurrency() const noexcept { return m_max_concurrency; }
+  heist::priority arena_priority() const noexcept { return m_priority; }
 
   // Runs f inside the arena and returns its result (or rethrows its exception). The calling
   // thread joins the arena for the call, taking one of its slots. If every slot is taken,
@@ -106,6 +115,7 @@ class task_arena {
   }
 
   std::size_t m_max_concurrency;
+  heist::priority m_priority = heist::priority::normal;
   std::unique_ptr<detail::task_arena_state> m_state;
   detail::arena* m_arena;
 };

@@ -49,6 +49,11 @@ class arena {
   arena& operator=(const arena&) = delete;
 
   executor_impl& exec() const noexcept { return m_exec; }
+  // Priority level (heist::priority as a number: 0 low, 1 normal, 2 high). The default arena
+  // is normal; a task_arena's is set before it registers with its executor.
+  static constexpr int k_low = 0, k_normal = 1, k_high = 2;
+  int level() const noexcept { return m_level; }
+  void set_level(int level) noexcept { m_level = level; }
   slot& slot_at(std::size_t i) const noexcept { return m_slots[i]; }
   std::size_t num_slots() const noexcept { return m_num_slots; }
   std::size_t first_leasable() const noexcept { return m_first_leasable; }
@@ -152,6 +157,7 @@ class arena {
   std::size_t m_first_leasable;
   std::size_t m_first_spare;
   bool m_strict;
+  int m_level = k_normal;
   injection_queue m_inject;
   idle_state m_idle;
   std::atomic<std::size_t> m_high_water;

@@ -85,9 +85,28 @@ class executor_impl {
   // caller (arena::m_visitors), or nullptr. `start` rotates the scan for fairness. A hint
   // taken with try_lock (nullptr when the list is busy): the re-check before sleeping,
   // task_arena_needs_thread, is the one that must not miss an arena.
-  arena* arena_to_visit(std::size_t start) noexcept;
+  // Arenas are scanned by priority, highest first; `min_level` skips lower ones.
+  arena* arena_to_visit(std::size_t start, int min_level = arena::k_low) noexcept;
   // Is any task arena waiting for a thread? (the sleep protocol's re-check)
-  bool task_arena_needs_thread() noexcept;
+  bool task_arena_needs_thread(int min_level = arena::k_low) noexcept;
+
+  // --- priorities (SPEC section 12; src/priority.cpp) ----------------------------------------
+  // m_wanted has bit L set while a task arena of level L > low may have work and a free slot
+  // (a hint kept by attract_visitor and priority_visit). Threads running lower-level work
+  // read it at every task boundary: one relaxed load of a line written only when the set of
+  // wanted levels changes.
+  bool wants_above(int level) const noexcept {
+    return (m_wanted.load(std::memory_order_relaxed) >> (level + 1)) != 0;
+  }
+  // New work in (or a free slot of) strict arena `a`; the caller fenced after publishing.
+  void note_wanted(const arena& a) noexcept;
+  // At a task boundary of work of level `level`: visits the highest-priority arena above it
+  // that wants a thread, if any (and clears the hint when none does). Returns whether it ran
+  // anything.
+  bool serve_higher_priority(thread_context& c, int level, std::size_t start);
+  // Should a thread visiting strict arena `x` go back (higher-priority work waits: a higher
+  // task arena, or, for a low arena, the default arena's queued work)?
+  bool visit_preempted(const arena& x) noexcept;
 
   // --- blocking() stand-ins -------------------------------------------------------------------
   // A thread of this executor is about to block / has stopped blocking.
@@ -153,6 +172,7 @@ class executor_impl {
   }
 
   worker_stats raw_external_stats() const;
+  arena* find_arena_locked(std::size_t start, int min_level) noexcept;
   void check_quiescent() noexcept;
   void wait_quiescent();
   // std::logic_error if the caller is a worker or a running task of this executor.
@@ -196,9 +216,10 @@ class executor_impl {
   mutable std::mutex m_arenas_lock;
   std::vector<arena*> m_task_arenas;
   std::atomic<std::size_t> m_task_arena_count{0};
-  std::uint64_t m_retired_created = 0;   // guarded by m_arenas_lock
-  std::uint64_t m_retired_finished = 0;  // guarded by m_arenas_lock
-  worker_stats m_retired_stats;          // guarded by m_arenas_lock
+  alignas(k_cache_line) std::atomic<std::uint32_t> m_wanted{0};  // see wants_above
+  std::uint64_t m_retired_created = 0;                           // guarded by m_arenas_lock
+  std::uint64_t m_retired_finished = 0;                          // guarded by m_arenas_lock
+  worker_stats m_retired_stats;                                  // guarded by m_arenas_lock
 
   // blocking() stand-ins.
   alignas(k_cache_line) std::atomic<std::size_t> m_blocked{0};  // threads inside blocking()
