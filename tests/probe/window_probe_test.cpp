@@ -369,3 +369,70 @@ TEST(WindowProbe, JoinResumedOnceWhenTheLastMemberFinishesLate) {
   EXPECT_EQ(members.load(), 900);
 #endif
 }
+
+// Idle workers retire (issue 12). A worker's park timed out and it called on_worker_stop, but
+// has not yet handed its place to its placeholder (R1-R2), when work arrives: the waker takes
+// the worker itself off the list, so the retirement must fail and the worker must run it.
+TEST(WindowProbe, WorkArrivesWhileAWorkerRetires) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("WorkArrivesWhileAWorkerRetires", 60s);
+  struct state {
+    std::atomic<int> fired{0};
+    std::atomic<bool> in_window{false};
+  } st;
+  perturb::set_hook(
+      perturb::point::worker_retiring,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (s.fired.fetch_add(1) == 0) {
+          s.in_window = true;
+          std::this_thread::sleep_for(100ms);
+        }
+      },
+      &st);
+  heist::executor_options o;
+  o.num_workers = 1;
+  o.idle_timeout = 20ms;
+  std::atomic<int> starts{0}, stops{0};
+  o.on_worker_start = [&](std::size_t) { starts.fetch_add(1); };
+  o.on_worker_stop = [&](std::size_t) { stops.fetch_add(1); };
+  heist::executor ex(o);
+  ASSERT_TRUE(eventually([&] { return st.in_window.load(); }, 10s));
+  std::atomic<bool> ran{false};
+  ex.post([&] { ran = true; });  // wakes the still-listed worker
+  EXPECT_TRUE(eventually([&] { return ran.load(); }, 10s)) << "the task waited for nobody";
+  ex.shutdown();
+  EXPECT_EQ(starts.load(), stops.load());
+  EXPECT_GE(starts.load(), 2) << "the worker did not go on after its failed retirement";
+#endif
+}
+
+// A retired worker's placeholder was taken off the list by a waker, but the new thread is not
+// started yet (restart_worker), while more work arrives: the later publications see a
+// searcher and wake nobody, so the restarted thread must find all of it.
+TEST(WindowProbe, WorkArrivesWhileARetiredWorkerRestarts) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("WorkArrivesWhileARetiredWorkerRestarts", 60s);
+  perturb::set_hook(
+      perturb::point::worker_restarting,
+      [](perturb::point, void*) { std::this_thread::sleep_for(30ms); }, nullptr);
+  heist::executor_options o;
+  o.num_workers = 1;
+  o.idle_timeout = 5ms;
+  heist::executor ex(o);
+  for (int round = 0; round < 5; ++round) {
+    std::this_thread::sleep_for(50ms);  // the worker retires
+    std::atomic<int> ran{0};
+    std::thread other([&] {
+      for (int i = 0; i < 10; ++i)
+        ex.post([&] { ran.fetch_add(1); });
+    });
+    for (int i = 0; i < 10; ++i)
+      ex.post([&] { ran.fetch_add(1); });
+    other.join();
+    EXPECT_TRUE(eventually([&] { return ran.load() == 20; }, 10s)) << ran.load();
+  }
+#endif
+}
