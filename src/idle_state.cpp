@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/topology.hpp"
 
 namespace heist::detail {
 
@@ -48,11 +49,16 @@ void idle_state::sleeper_to_searcher(sleeper& s) noexcept {
 bool idle_state::wake_one(bool roamer_only) noexcept {
   sleeper* s = nullptr;
   parker* p = nullptr;
+  // Several cache domains: prefer a sleeper near the caller (topology.hpp). Read before the
+  // lock (sched_getcpu).
+  const bool near = multi_domain();
+  const std::uint32_t mine = near ? current_domain() : 0;
   {
     std::lock_guard<std::mutex> lock(m_lock);
     s = m_roamers;
     if (s == nullptr && !roamer_only) s = m_helpers;
     if (s == nullptr) return false;
+    if (near) s = nearest_sleeper(s, mine, k_near_scan);
     // The woken thread becomes a searcher now, before it runs, so that concurrent
     // publishers see a searcher and do not wake a second thread for the same work.
     sleeper_to_searcher(*s);
@@ -90,6 +96,7 @@ bool idle_state::retire(sleeper& me, sleeper& placeholder) noexcept {
   // The placeholder takes our place: same list, same position, same kind, and the sleeping
   // count we added in S1 now stands for it. Nothing a publisher reads changes.
   placeholder.m_kind = me.m_kind;
+  placeholder.m_domain = me.m_domain;
   placeholder.m_prev = me.m_prev;
   placeholder.m_next = me.m_next;
   if (me.m_prev != nullptr) {
@@ -122,6 +129,7 @@ void idle_state::wake_stand_ins() noexcept {
 }
 
 void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
+  me.m_domain = current_domain();  // only this thread and wakers under the lock read it
   {
     std::lock_guard<std::mutex> lock(m_lock);
     // Debug invariants: a thread is listed at most once, and only a searcher goes to sleep

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "heist/detail/spawn.hpp"
+#include "heist/detail/topology.hpp"
 #include "scheduler_internal.hpp"
 
 namespace heist::detail {
@@ -108,6 +109,46 @@ void count_steal(thread_context& c, slot* self, bool ok, std::size_t victim) noe
   if (ok && self != nullptr) self->m_last_victim = static_cast<std::uint32_t>(victim);
 }
 
+namespace {
+// One attempt at victim `v` for search_once and steal_near.
+found_task try_steal_at(thread_context& c, arena& a, slot* self, std::size_t v,
+                        const task_filter& f, bool& saw_contention) noexcept {
+  slot& victim = a.slot_at(v);
+  // A leasable slot nobody occupies holds no work (leases hand leftovers to the injection
+  // queue): skip it without counting an attempt.
+  if (v >= a.first_leasable() && !victim.m_occupied.load(std::memory_order_relaxed)) return {};
+  const steal_result<task*> r =
+      victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
+  const bool ok = r.status == steal_status::success;
+  count_steal(c, self, ok, v);
+  if (ok) return {r.value, true, !victim.m_deque.empty()};
+  if (r.status == steal_status::lost_race) saw_contention = true;
+  return {};
+}
+
+// Topology-aware stealing (topology.hpp), machines with several cache domains only: the
+// sticky victim, then every victim that last searched from the thief's cache domain, from a
+// random start; the random attempts of search_once come after.
+found_task steal_near(thread_context& c, arena& a, slot& self, std::size_t n, const task_filter& f,
+                      bool& saw_contention) noexcept {
+  // relaxed: placement hints (slot::m_domain).
+  const std::uint32_t mine = self.m_domain.load(std::memory_order_relaxed);
+  found_task found;
+  if (self.m_last_victim != self.m_index && self.m_last_victim < n) {
+    found = try_steal_at(c, a, &self, self.m_last_victim, f, saw_contention);
+    if (found.t != nullptr) return found;
+  }
+  try_near_victims(
+      self.m_index, n, mine, static_cast<std::size_t>(next_random(self.m_rng) % n),
+      [&a](std::size_t v) { return a.slot_at(v).m_domain.load(std::memory_order_relaxed); },
+      [&](std::size_t v) {
+        found = try_steal_at(c, a, &self, v, f, saw_contention);
+        return found.t != nullptr;
+      });
+  return found;
+}
+}  // namespace
+
 // One search round in arena `a`: its injection queue, then steal attempts.
 found_task search_once(thread_context& c, arena& a, const task_filter& f,
                        bool& saw_contention) noexcept {
@@ -123,19 +164,17 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
   const std::size_t n = a.active_slots();
   const std::size_t victims = self != nullptr ? n - 1 : n;
   if (victims == 0) return {};
+  if (policy == steal_policy::sticky_random && self != nullptr && HEIST_UNLIKELY(multi_domain())) {
+    if (found_task near = steal_near(c, a, *self, n, f, saw_contention); near.t != nullptr) {
+      return near;
+    }
+  }
   const std::size_t attempts = policy == steal_policy::round_robin ? victims : 2 * victims;
   for (std::size_t k = 0; k < attempts; ++k) {
     const std::size_t v = pick_victim(c, n, self, k, policy);
-    slot& victim = a.slot_at(v);
-    // A leasable slot nobody occupies holds no work (leases hand leftovers to the
-    // injection queue): skip it without counting an attempt.
-    if (v >= a.first_leasable() && !victim.m_occupied.load(std::memory_order_relaxed)) continue;
-    const steal_result<task*> r =
-        victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
-    const bool ok = r.status == steal_status::success;
-    count_steal(c, self, ok, v);
-    if (ok) return {r.value, true, !victim.m_deque.empty()};
-    if (r.status == steal_status::lost_race) saw_contention = true;
+    if (found_task found = try_steal_at(c, a, self, v, f, saw_contention); found.t != nullptr) {
+      return found;
+    }
   }
   return {};
 }
@@ -325,6 +364,10 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   };
   if (w == nullptr) exec.note_idle();
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
+  // Where this thread searches from now (topology.hpp; workers are not pinned).
+  if (self != nullptr && HEIST_UNLIKELY(multi_domain())) {
+    self->m_domain.store(current_domain(), std::memory_order_relaxed);
+  }
   std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
   std::int64_t linger_until = 0;
   for (std::uint32_t round = 0;; ++round) {

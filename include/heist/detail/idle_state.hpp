@@ -92,8 +92,19 @@ struct sleeper {
   sleeper* m_prev = nullptr;
   sleeper* m_next = nullptr;
   idle_kind m_kind = idle_kind::roamer;  // set by prepare_sleep
+  std::uint32_t m_domain = 0;            // cache domain it slept in (topology.hpp)
   bool m_listed = false;                 // guarded by idle_state::m_lock
 };
+
+// The sleeper a waker in cache domain `mine` takes from a list: the first of the first
+// `scan` entries that slept in `mine`, else the head (the most recent sleeper).
+inline sleeper* nearest_sleeper(sleeper* head, std::uint32_t mine, int scan) noexcept {
+  sleeper* s = head;
+  for (int k = 0; s != nullptr && k < scan; ++k, s = s->m_next) {
+    if (s->m_domain == mine) return s;
+  }
+  return head;
+}
 
 class idle_state {
  public:
@@ -130,7 +141,8 @@ class idle_state {
   }
 
   // Wakes one sleeper (a roamer if `roamer_only`, else a roamer first and then a helper),
-  // turning it into a searcher; false if none of those sleeps.
+  // turning it into a searcher; false if none of those sleeps. On a machine with several
+  // cache domains, one that slept in the caller's domain if one of the first few does.
   bool wake_one(bool roamer_only) noexcept;
   // Wakes every live sleeper and takes retired workers' placeholders off the list without
   // restarting them (shutdown).
@@ -185,6 +197,7 @@ class idle_state {
   }
 
  private:
+  static constexpr int k_near_scan = 8;  // sleepers a waker looks through for a near one
   sleeper*& head(idle_kind k) noexcept { return roams(k) ? m_roamers : m_helpers; }
   void unlink(sleeper& s) noexcept;
   // Under m_lock: `s` leaves its list and becomes a searcher.

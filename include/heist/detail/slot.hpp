@@ -76,6 +76,9 @@ struct alignas(k_cache_line) slot {
   std::uint64_t m_rng = 0;
   std::uint32_t m_tick = 0;         // tasks run since the injection queue was last checked
   std::uint32_t m_idle_rounds = 6;  // adaptive search budget before parking (search.cpp)
+  // The cache domain the occupant last searched from (topology.hpp; 0 with one domain).
+  // relaxed: a placement hint written by the occupant, read by thieves.
+  std::atomic<std::uint32_t> m_domain{0};
   // Task spans of the occupant when tracing is on (trace.hpp); null otherwise.
   trace_buffer* m_trace = nullptr;
 };
