@@ -8,7 +8,7 @@
 
 namespace heist::detail {
 
-bool visit(thread_context& c, arena& x) {
+bool visit(thread_context& c, arena& x, pending_leave* leaving) {
   bool ran = false;
   {
     arena_lease lease(c, x);
@@ -25,6 +25,7 @@ bool visit(thread_context& c, arena& x) {
           }
         }
         if (found.t == nullptr) break;  // the arena ran dry: go home
+        if (leaving != nullptr) leaving->leave();
         execute_task(c, found.t, found.stolen);
         ran = true;
         // Higher-priority work waits for a thread: go back and serve it (priority.cpp).
@@ -32,6 +33,7 @@ bool visit(thread_context& c, arena& x) {
       }
     }
   }
+  if (leaving != nullptr) leaving->leave();
   // release: pairs with unregister_arena's acquire; nothing of `x` is touched after this.
   x.m_visitors.fetch_sub(1, std::memory_order_release);
   return ran;

@@ -34,7 +34,8 @@ void executor_impl::note_wanted(const arena& a) noexcept {
   }
 }
 
-bool executor_impl::serve_higher_priority(thread_context& c, int level, std::size_t start) {
+bool executor_impl::serve_higher_priority(thread_context& c, int level, std::size_t start,
+                                          pending_leave* leaving) {
   bool ran = false;
   for (int l = arena::k_high; l > level; --l) {
     const std::uint32_t bit = 1u << l;
@@ -53,8 +54,9 @@ bool executor_impl::serve_higher_priority(thread_context& c, int level, std::siz
       if (task_arena_needs_thread(l)) m_wanted.fetch_or(bit, std::memory_order_seq_cst);  // C3
       continue;
     }
-    ran = visit(c, *x) || ran;
+    ran = visit(c, *x, leaving) || ran;
   }
+  if (leaving != nullptr) leaving->leave();
   return ran;
 }
 

@@ -198,9 +198,27 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
 // Returns false if `w` finished.
 bool park_restricted(thread_context& c, wait_context& w);
 
+// L1-L2: the caller stops searching `a` as a thread of kind `k` (search.cpp).
+void leave_search(arena& a, idle_kind k) noexcept;
+
 // --- arena visits (arena_visit.cpp) -----------------------------------------------------------
+// A searcher of `home` that goes visiting another arena: it stays counted as a searcher
+// until it holds the visit's first task (or found none), so that its last look (L2) does not
+// see the very task it is about to take and wake a second thread for it.
+struct pending_leave {
+  arena* home;
+  idle_kind kind;
+  bool done = false;
+  void leave() noexcept {
+    if (!done) {
+      done = true;
+      leave_search(*home, kind);
+    }
+  }
+};
 // Runs tasks of task arena `x` (already counted in x.m_visitors) on a leased slot until it
-// has none left; returns whether it ran any.
-bool visit(thread_context& c, arena& x);
+// has none left (or higher-priority work waits); returns whether it ran any. `leaving`, if
+// given, is left once the first task is in hand.
+bool visit(thread_context& c, arena& x, pending_leave* leaving = nullptr);
 
 }  // namespace heist::detail

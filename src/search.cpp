@@ -373,8 +373,8 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   for (std::uint32_t round = 0;; ++round) {
     if (visitor && HEIST_UNLIKELY(exec.wants_above(arena::k_normal))) {
       // High-priority task arenas before the default arena's own work (priority.cpp).
-      leave();
-      exec.serve_higher_priority(c, arena::k_normal, round);
+      pending_leave leaving{&a, kind};
+      exec.serve_higher_priority(c, arena::k_normal, round, registered ? &leaving : nullptr);
       idle.begin_search(kind);
     }
     bool contention = false;
@@ -392,8 +392,8 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {
         // Busy while visiting: not a searcher of the home arena meanwhile.
         HEIST_PERTURB_POINT(visit_entering);
-        leave();
-        visit(c, *x);
+        pending_leave leaving{&a, kind};
+        visit(c, *x, registered ? &leaving : nullptr);
         idle.begin_search(kind);
         round = 0;
         continue;

@@ -6,6 +6,8 @@
 
 #include "config.hpp"
 
+#include <heist/sizing.hpp>
+
 namespace bench {
 namespace {
 
@@ -64,7 +66,9 @@ config parse_config(int argc, char** argv) {
     }
   }
   if (c.threads.empty()) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // 1..available_parallelism(): what this process may use (affinity mask, cgroup quota,
+    // HEIST_NUM_THREADS; SPEC section 12), not the machine's core count.
+    const int cores = static_cast<int>(heist::available_parallelism());
     for (int t = 1; t <= cores; ++t)
       c.threads.push_back(t);
   }

@@ -1,10 +1,13 @@
 // What heist-bench records about the machine it ran on.
 #include <sys/utsname.h>
 
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <string>
 #include <thread>
+
+#include <heist/detail/cpu_limits.hpp>
 
 #include "results.hpp"
 #if HEIST_BENCH_HAVE_TBB
@@ -46,6 +49,16 @@ machine_info read_machine_info() {
 #else
   m.openmp_version = "not available";
 #endif
+  const heist::detail::parallelism_report p = heist::detail::explain_parallelism();
+  m.parallelism = p.chosen;
+  char sizing[256];
+  std::snprintf(sizing, sizeof sizing,
+                "available_parallelism %zu (from the %s; HEIST_NUM_THREADS %s, affinity mask %s, "
+                "cgroup CPU quota %s, hardware_concurrency %zu)",
+                p.chosen, p.reason, p.env ? std::to_string(*p.env).c_str() : "unset",
+                p.affinity ? (std::to_string(*p.affinity) + " CPUs").c_str() : "unknown",
+                p.quota ? (std::to_string(*p.quota) + " CPUs").c_str() : "none", p.hardware);
+  m.sizing = sizing;
   const std::time_t now = std::time(nullptr);
   char buf[64];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));

@@ -70,6 +70,7 @@ int fib_n_of(const std::string& workload) {
 void print_header(const machine_info& m, const config& cfg) {
   std::printf("heist-bench: %s, %u cores, %s, %s\n", m.cpu_model.c_str(), m.cores,
               m.compiler.c_str(), m.os.c_str());
+  std::printf("sizing: %s\n", m.sizing.c_str());
   std::printf("oneTBB %s, OpenMP %s, %s; mode %s; threads", m.tbb_version.c_str(),
               m.openmp_version.c_str(), m.date.c_str(), cfg.full ? "full" : "quick");
   for (int t : cfg.threads)
@@ -219,6 +220,32 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     save(file, c.render());
   }
 
+  // Priorities and idle threads: start latencies (us), one bar per backend.
+  {
+    svg::bar_chart c{
+        "Start latency (us): priorities and idle threads, lower is better", "us", {}, {}, {}};
+    std::vector<std::string> backends;
+    for (const result& r : rs) {
+      if (r.group != "sizing" || r.unit != "us") continue;
+      if (std::find(c.categories.begin(), c.categories.end(), r.workload) == c.categories.end())
+        c.categories.push_back(r.workload);
+      if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
+        backends.push_back(r.backend);
+    }
+    for (const std::string& b : backends) {
+      c.series.push_back(b);
+      std::vector<double> v;
+      for (const std::string& w : c.categories) {
+        double value = std::nan("");
+        for (const result& r : rs)
+          if (r.group == "sizing" && r.workload == w && r.backend == b) value = r.stats.median;
+        v.push_back(value);
+      }
+      c.values.push_back(v);
+    }
+    if (!c.categories.empty()) save("sizing-latency.svg", c.render());
+  }
+
   // Graphs and pipelines: heist's time as a fraction of oneTBB's (for rates, oneTBB's rate
   // over heist's), one bar per workload and thread count; below 1, heist is faster.
   {
@@ -249,6 +276,7 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   std::ofstream md(cfg.out + "/report.md");
   md << "# heist-bench report\n\n";
   md << "- machine: " << m.cpu_model << ", " << m.cores << " cores, " << m.os << "\n";
+  md << "- sizing: " << m.sizing << "\n";
   md << "- compiler: " << m.compiler << "; oneTBB " << m.tbb_version << "; OpenMP "
      << m.openmp_version << "\n";
   md << "- date: " << m.date << "; mode: " << (cfg.full ? "full" : "quick") << "; threads:";

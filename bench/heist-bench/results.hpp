@@ -28,6 +28,10 @@ struct machine_info {
   std::string tbb_version;
   std::string openmp_version;
   std::string date;
+  // What available_parallelism() chose and why (affinity mask, cgroup quota,
+  // HEIST_NUM_THREADS): the default thread counts come from it.
+  std::size_t parallelism = 1;
+  std::string sizing;
 };
 
 machine_info read_machine_info();

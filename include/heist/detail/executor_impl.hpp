@@ -27,6 +27,8 @@
 
 namespace heist::detail {
 
+struct pending_leave;
+
 class executor_impl {
  public:
   // Validates the options (std::invalid_argument) and starts the workers.
@@ -103,7 +105,9 @@ class executor_impl {
   // At a task boundary of work of level `level`: visits the highest-priority arena above it
   // that wants a thread, if any (and clears the hint when none does). Returns whether it ran
   // anything.
-  bool serve_higher_priority(thread_context& c, int level, std::size_t start);
+  // `leaving`: a searcher's pending leave (scheduler_internal.hpp), done by the first visit.
+  bool serve_higher_priority(thread_context& c, int level, std::size_t start,
+                             pending_leave* leaving = nullptr);
   // Should a thread visiting strict arena `x` go back (higher-priority work waits: a higher
   // task arena, or, for a low arena, the default arena's queued work)?
   bool visit_preempted(const arena& x) noexcept;
