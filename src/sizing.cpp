@@ -214,21 +214,21 @@ parallelism_report explain_parallelism() {
   parallelism_report r;
   r.hardware = std::thread::hardware_concurrency();
   r.env = parse_num_threads(std::getenv("HEIST_NUM_THREADS"));
+  const char* root = std::getenv("HEIST_CGROUP_ROOT");
+  r.affinity = affinity_cpu_count();
+  r.quota = cgroup_cpu_quota(root != nullptr ? root : "");
   if (r.env) {
     r.chosen = *r.env;
     r.reason = "HEIST_NUM_THREADS";
     return r;
   }
-  const char* root = std::getenv("HEIST_CGROUP_ROOT");
-  r.affinity = affinity_cpu_count();
-  r.quota = cgroup_cpu_quota(root != nullptr ? root : "");
   std::size_t n = r.affinity ? *r.affinity : std::max<std::size_t>(1, r.hardware);
   r.reason = r.affinity ? "affinity mask" : "hardware_concurrency";
   if (r.quota) {
     // Rounded up: a quota of 1.5 CPUs keeps two threads busy 75% of the time each.
     const double q = std::ceil(*r.quota - 1e-9);
     if (q < static_cast<double>(n)) {
-      n = static_cast<std::size_t>(q);
+      n = static_cast<std::size_t>(std::max(1.0, q));
       r.reason = "cgroup CPU quota";
     }
   }

@@ -53,7 +53,7 @@ machine_info read_machine_info() {
   m.parallelism = p.chosen;
   char sizing[256];
   std::snprintf(sizing, sizeof sizing,
-                "available_parallelism %zu (from the %s; HEIST_NUM_THREADS %s, affinity mask %s, "
+                "available_parallelism %zu (set by: %s; HEIST_NUM_THREADS %s, affinity mask %s, "
                 "cgroup CPU quota %s, hardware_concurrency %zu)",
                 p.chosen, p.reason, p.env ? std::to_string(*p.env).c_str() : "unset",
                 p.affinity ? (std::to_string(*p.affinity) + " CPUs").c_str() : "unknown",
