@@ -7,13 +7,20 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 namespace {
-std::size_t threads_in_process() {
+// Threads of this process whose name starts with `prefix` (workers are named "NAME-INDEX").
+std::size_t threads_named(const std::string& prefix) {
   std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
-    ++n;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(e.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    n += name.rfind(prefix, 0) == 0;
+  }
   return n;
 }
 }  // namespace
@@ -27,7 +34,7 @@ int main() {
 
   heist::executor_options options;  // num_workers 0: available_parallelism()
   options.idle_timeout = 100ms;     // idle workers end their threads after 100 ms
-  const std::size_t before = threads_in_process();
+  options.name = "sizing";          // worker threads: "sizing-0", "sizing-1", ...
   heist::executor ex(options);
 
   // Batch work in a low-priority arena keeps every worker busy...
@@ -64,9 +71,9 @@ int main() {
 
   // Idle for a while: the workers' threads are gone (num_workers() is unchanged).
   const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (threads_in_process() > before && std::chrono::steady_clock::now() < deadline)
+  while (threads_named("sizing-") > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(10ms);
-  const std::size_t idle_threads = threads_in_process() - before;
+  const std::size_t idle_threads = threads_named("sizing-");
   std::printf("after idling: %zu worker threads alive, num_workers() = %zu\n", idle_threads,
               ex.num_workers());
 
