@@ -112,11 +112,13 @@ cpu_topology read_topology(const std::string& root) {
 }
 
 const cpu_topology& machine_topology() {
-  static const cpu_topology t = [] {
+  // Never destroyed: the default executor's workers (which are never joined) read it until
+  // the process ends, after static destructors ran (ThreadSanitizer caught the race).
+  static const cpu_topology* const t = [] {
     const char* root = std::getenv("HEIST_SYSFS_ROOT");
-    return read_topology(root != nullptr ? root : "");
+    return new cpu_topology(read_topology(root != nullptr ? root : ""));
   }();
-  return t;
+  return *t;
 }
 
 bool multi_domain() noexcept {
