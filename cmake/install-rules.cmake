@@ -8,6 +8,13 @@ install(TARGETS heist EXPORT heistTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/heist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(HEIST_HAVE_MPI)
+  # heist::mpi in its own export set: find_package(heist) only looks for MPI when it is there.
+  install(TARGETS heist_mpi EXPORT heistMpiTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT heistMpiTargets NAMESPACE heist:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/heist)
+endif()
 install(EXPORT heistTargets
   NAMESPACE heist::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/heist)

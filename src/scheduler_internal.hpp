@@ -57,6 +57,11 @@ inline constexpr unsigned k_pause_per_round = 32;
 // for up to this long before it parks (arena::loops_running).
 inline constexpr std::int64_t k_loop_linger_ns = 100'000;
 inline constexpr std::uint32_t k_inject_check_interval = 64;
+// Timed parks of a roamer while polled completions are pending (poller.hpp).
+inline constexpr std::int64_t k_min_poll_park_ns = 20'000;
+inline constexpr std::int64_t k_max_poll_park_ns = 1'000'000;
+// A busy worker polls at a task boundary at most this often.
+inline constexpr std::int64_t k_busy_poll_interval_ns = 20'000;
 inline constexpr std::int64_t k_restricted_park_ns = 1'000'000;
 
 inline void cpu_relax() noexcept {

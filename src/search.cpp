@@ -215,7 +215,10 @@ void leave_search(arena& a, idle_kind k) noexcept {
   // L2: pairs with the publishers' fence P2 (and attract_visitor's).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (look.any && a.has_queued_work()) a.idle().wake_one(false);
-  if (look.visitors && a.exec().task_arena_needs_thread()) a.idle().wake_one(true);
+  if (look.visitors &&
+      (a.exec().task_arena_needs_thread() || (a.exec().poll_pending() && !a.strict()))) {
+    a.idle().wake_one(true);
+  }
 }
 
 // The end condition of a search: `w` done, or (no w) the executor stopping.
@@ -277,7 +280,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
 bool may_retire(const thread_context& c, arena& a, wait_context* w) noexcept {
   executor_impl& exec = a.exec();
   return w == nullptr && !c.m_spare && c.m_worker_of == &exec && &exec.default_arena() == &a &&
-         exec.idle_timeout_ns() > 0;
+         exec.idle_timeout_ns() > 0 && !exec.poll_pending();
 }
 
 // Parks a registered searcher of arena `a` (S1-S4). On return the thread counts as a
@@ -303,6 +306,15 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
   }
   if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
   HEIST_PERTURB_POINT(sleep_before_park);
+  if (visits_arenas(c, a, w) && exec.poll_pending()) {
+    // Polled completions are pending (poller.hpp): park with a timeout and poll again. A
+    // timeout withdraws from the list (S1 undone) like a re-check that found work.
+    if (c.m_parker.wait_for(parker::k_work, c.m_poll_park_ns) == 0) {
+      if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
+      c.m_poll_park_ns = std::min<std::int64_t>(2 * c.m_poll_park_ns, k_max_poll_park_ns);
+    }
+    return park_outcome::search_again;
+  }
   if (may_retire(c, a, w)) {
     return park_or_retire(c, exec, idle) ? park_outcome::search_again : park_outcome::retired;
   }
@@ -355,6 +367,9 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   idle_state& idle = a.idle();
   const bool registered = !f.restricted();
   const bool visitor = visits_arenas(c, a, w);
+  // Who drives polled completions (poller.hpp): registered searchers of the default arena
+  // (workers, stand-ins, and threads helping in a wait there).
+  const bool polls = registered && &a == &exec.default_arena();
   const idle_kind kind = kind_of(c, a, w);
   // A restarted worker's wake-up counted it already (worker_threads.cpp, R3).
   if (registered && !std::exchange(c.m_search_counted, false)) idle.begin_search(kind);
@@ -387,6 +402,24 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     if (search_over(exec, w)) {
       leave();
       return {};
+    }
+    if (polls && HEIST_UNLIKELY(exec.poll_pending())) {
+      // Polled completions (poller.hpp): ask every round while anything is pending (a poll
+      // is non-blocking; the poller try-locks). A completion publishes its continuations as
+      // tasks, which this round or the next finds.
+      if (exec.poll_once()) {
+        c.m_poll_park_ns = k_min_poll_park_ns;
+        // A completion run here may have spawned its continuation into this thread's own
+        // deque, which search_once does not look at (and S3 does not either): take it.
+        if (self != nullptr) {
+          if (task* t = self->m_deque.pop()) {
+            leave();
+            return {t, false, !self->m_deque.empty()};
+          }
+        }
+        round = 0;
+        continue;
+      }
     }
     if (visitor && exec.has_task_arenas()) {
       if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {

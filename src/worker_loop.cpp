@@ -11,6 +11,7 @@
 // and retire at a task boundary once fewer threads block than spares stand in.
 #include <pthread.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -21,6 +22,15 @@ namespace heist::detail {
 
 // --- the loops of the executor's own threads --------------------------------------------------
 namespace {
+HEIST_NOINLINE void poll_between_tasks(thread_context& c) noexcept {
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  if (now - c.m_last_poll_ns < k_busy_poll_interval_ns) return;
+  c.m_last_poll_ns = now;
+  c.m_exec->poll_once();
+}
+
 // Runs tasks of the default arena (and visits task arenas) until `stop_after_task` says so
 // or the executor stops. The caller has set up the context and its slot.
 template <class StopAfterTask>
@@ -39,6 +49,9 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
       if (found.t == nullptr) return;  // stopping (all accepted tasks ran), or retired
     }
     execute_task(c, found.t, found.stolen);
+    // Polled completions progress while every worker computes (poller.hpp): at a task
+    // boundary, at most every k_busy_poll_interval_ns.
+    if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
     // A task boundary: a task arena of higher priority than the default arena's (normal)
     // that waits for a thread is served first (priority.cpp).
     if (HEIST_UNLIKELY(c.m_exec->wants_above(arena::k_normal))) {

@@ -19,6 +19,7 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/idle_state.hpp"
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/poller.hpp"
 #include "heist/detail/slot.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/trace.hpp"
@@ -111,6 +112,23 @@ class executor_impl {
   // Should a thread visiting strict arena `x` go back (higher-priority work waits: a higher
   // task arena, or, for a low arena, the default arena's queued work)?
   bool visit_preempted(const arena& x) noexcept;
+
+  // --- polled completions (poller.hpp; src/polling.cpp) ------------------------------------------
+  // The executor's poller, created by `make` on first use (one per executor, owned by it).
+  poller& poller_or_install(std::unique_ptr<poller> (*make)(executor_impl&));
+  poller* installed_poller() const noexcept { return m_poller.load(std::memory_order_acquire); }
+  bool poll_pending() const noexcept {
+    // acquire: pairs with the release publication of the poller in poller_or_install.
+    const poller* p = m_poller.load(std::memory_order_acquire);
+    return p != nullptr && p->pending() != 0;
+  }
+  // Polls once if anything is pending; true if something completed.
+  bool poll_once() noexcept {
+    poller* p = m_poller.load(std::memory_order_acquire);
+    return p != nullptr && p->pending() != 0 && p->poll();
+  }
+  // After a registrant raised pending(): P2-P4 for roamers (only they poll).
+  void notify_poll_pending() noexcept;
 
   // --- blocking() stand-ins -------------------------------------------------------------------
   // A thread of this executor is about to block / has stopped blocking.
@@ -221,9 +239,11 @@ class executor_impl {
   std::vector<arena*> m_task_arenas;
   std::atomic<std::size_t> m_task_arena_count{0};
   alignas(k_cache_line) std::atomic<std::uint32_t> m_wanted{0};  // see wants_above
-  std::uint64_t m_retired_created = 0;                           // guarded by m_arenas_lock
-  std::uint64_t m_retired_finished = 0;                          // guarded by m_arenas_lock
-  worker_stats m_retired_stats;                                  // guarded by m_arenas_lock
+  std::atomic<poller*> m_poller{nullptr};
+  std::unique_ptr<poller> m_poller_owner;  // guarded by m_arenas_lock until published
+  std::uint64_t m_retired_created = 0;     // guarded by m_arenas_lock
+  std::uint64_t m_retired_finished = 0;    // guarded by m_arenas_lock
+  worker_stats m_retired_stats;            // guarded by m_arenas_lock
 
   // blocking() stand-ins.
   alignas(k_cache_line) std::atomic<std::size_t> m_blocked{0};  // threads inside blocking()

@@ -51,6 +51,7 @@ enum class point : std::uint32_t {
   future_completing,         // a future's value is stored and counted; callback not taken
   worker_retiring,           // a worker's park timed out (on_worker_stop ran); not retired yet
   worker_restarting,         // a waker unlisted a retired worker's placeholder; no thread yet
+  poll_registered,           // a polled item was counted as pending; no fence, no wake-up yet
   count
 };
 
