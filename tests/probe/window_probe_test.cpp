@@ -436,3 +436,63 @@ TEST(WindowProbe, WorkArrivesWhileARetiredWorkerRestarts) {
   }
 #endif
 }
+
+// Polled completions (issue 14). A registrant counted an item as pending but has not yet
+// fenced and looked for a sleeper (poll_registered) while the only worker searches, finds
+// nothing and parks: either the worker's S4 sees the item pending (timed park, polls) or the
+// registrant sees it asleep and wakes it. The item completes and its continuation runs.
+#if HEIST_PERTURB
+namespace {
+class one_flag_poller : public heist::detail::poller {
+ public:
+  std::atomic<bool> ready{false};
+  heist::promise<int> done;
+  void add(heist::detail::executor_impl& exec) {
+    add_pending(1);
+    exec.notify_poll_pending();
+  }
+  bool poll() noexcept override {
+    if (!ready.load() || pending() == 0) return false;
+    remove_pending(1);
+    done.set_value(1);
+    return true;
+  }
+};
+}  // namespace
+#endif
+
+TEST(WindowProbe, PolledItemRegisteredWhileTheWorkerParks) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("PolledItemRegisteredWhileTheWorkerParks", 60s);
+  perturb::set_hook(
+      perturb::point::poll_registered,
+      [](perturb::point, void*) { std::this_thread::sleep_for(20ms); }, nullptr);
+  heist::executor ex(1);
+  for (int round = 0; round < 10; ++round) {
+    auto& impl = heist::detail_impl(ex);
+    one_flag_poller* p = nullptr;
+    if (round == 0) {
+      p = static_cast<one_flag_poller*>(&impl.poller_or_install(
+          [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
+            return std::make_unique<one_flag_poller>();
+          }));
+    } else {
+      p = static_cast<one_flag_poller*>(impl.installed_poller());
+      p->done = heist::promise<int>();
+      p->ready = false;
+    }
+    std::this_thread::sleep_for(5ms);  // the worker parks
+    heist::future<int> f = p->done.get_future();
+    std::atomic<bool> ran{false};
+    auto g = f.then(ex, [&ran](int v) {
+      ran = true;
+      return v;
+    });
+    p->ready = true;  // completes at the first poll
+    p->add(impl);     // the hook holds the window between counting and waking
+    EXPECT_TRUE(eventually([&] { return ran.load(); }, 10s)) << "round " << round;
+    EXPECT_EQ(g.get(), 1);
+  }
+#endif
+}
