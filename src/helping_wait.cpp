@@ -41,6 +41,8 @@ void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
     }
     execute_nested(c, a, found.t, found.stolen);
     if (!own) a.exec().note_idle();
+    // Polled completions progress while the waits of nested parallelism run tasks.
+    if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.m_exec == &a.exec()) poll_between_tasks(c);
   }
 }
 }  // namespace

@@ -203,6 +203,10 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
 // Returns false if `w` finished.
 bool park_restricted(thread_context& c, wait_context& w);
 
+// Polled completions (poller.hpp) at a task boundary of a busy thread, at most every
+// k_busy_poll_interval_ns (worker_loop.cpp). Callers check exec.poll_pending() first.
+HEIST_NOINLINE void poll_between_tasks(thread_context& c) noexcept;
+
 // L1-L2: the caller stops searching `a` as a thread of kind `k` (search.cpp).
 void leave_search(arena& a, idle_kind k) noexcept;
 

@@ -306,14 +306,23 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
   }
   if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
   HEIST_PERTURB_POINT(sleep_before_park);
-  if (visits_arenas(c, a, w) && exec.poll_pending()) {
-    // Polled completions are pending (poller.hpp): park with a timeout and poll again. A
-    // timeout withdraws from the list (S1 undone) like a re-check that found work.
-    if (c.m_parker.wait_for(parker::k_work, c.m_poll_park_ns) == 0) {
+  if (&a == &exec.default_arena() && exec.poll_pending()) {
+    // Polled completions are pending (poller.hpp): park with a timeout and poll again; a
+    // waiter also wakes for its group. A timeout withdraws from the list (S1 undone) like a
+    // re-check that found work.
+    const std::uint32_t why = c.m_parker.wait_for(
+        parker::k_work | (w != nullptr ? parker::k_group : 0), c.m_poll_park_ns);
+    if (why == 0) {
       if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
       c.m_poll_park_ns = std::min<std::int64_t>(2 * c.m_poll_park_ns, k_max_poll_park_ns);
+    } else if ((why & parker::k_group) != 0) {
+      HEIST_PERTURB_POINT(group_waiter_woken);
+      if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
+        c.m_parker.wait_for(parker::k_work);
+      }
+      return park_outcome::wait_over;
     }
-    return park_outcome::search_again;
+    return again_unless(w != nullptr && !w->disarm(c.m_parker));
   }
   if (may_retire(c, a, w)) {
     return park_or_retire(c, exec, idle) ? park_outcome::search_again : park_outcome::retired;

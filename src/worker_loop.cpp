@@ -20,9 +20,7 @@
 
 namespace heist::detail {
 
-// --- the loops of the executor's own threads --------------------------------------------------
-namespace {
-HEIST_NOINLINE void poll_between_tasks(thread_context& c) noexcept {
+void poll_between_tasks(thread_context& c) noexcept {
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::steady_clock::now().time_since_epoch())
                                .count();
@@ -31,6 +29,8 @@ HEIST_NOINLINE void poll_between_tasks(thread_context& c) noexcept {
   c.m_exec->poll_once();
 }
 
+// --- the loops of the executor's own threads --------------------------------------------------
+namespace {
 // Runs tasks of the default arena (and visits task arenas) until `stop_after_task` says so
 // or the executor stops. The caller has set up the context and its slot.
 template <class StopAfterTask>

@@ -246,6 +246,22 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     if (!c.categories.empty()) save("sizing-latency.svg", c.render());
   }
 
+  // MPI: Jacobi with and without overlap (ms per step).
+  {
+    svg::bar_chart c{"Jacobi over MPI: ms per step, blocking exchange vs overlap (lower is better)",
+                     "ms / step",
+                     {},
+                     {"heist"},
+                     {}};
+    c.values.assign(1, {});
+    for (const result& r : rs) {
+      if (r.group != "mpi" || r.unit != "ms/step") continue;
+      c.categories.push_back(r.workload);
+      c.values[0].push_back(r.stats.median);
+    }
+    if (!c.categories.empty()) save("mpi-jacobi.svg", c.render());
+  }
+
   // Graphs and pipelines: heist's time as a fraction of oneTBB's (for rates, oneTBB's rate
   // over heist's), one bar per workload and thread count; below 1, heist is faster.
   {

@@ -316,6 +316,10 @@ int main(int argc, char** argv) {
   }
   unsigned long long mine = st.nodes, total = 0;
   MPI_Reduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  // Per-rank figures for the report: nodes, shares received and requests sent per rank.
+  std::vector<long> per_rank(static_cast<std::size_t>(ranks) * 3);
+  long row[3] = {static_cast<long>(st.nodes), st.shares_received, st.requests_sent};
+  MPI_Gather(row, 3, MPI_LONG, per_rank.data(), 3, MPI_LONG, 0, MPI_COMM_WORLD);
   int ok = 1;
   if (rank == 0) {
     ok = total == expected;
@@ -325,8 +329,13 @@ int main(int argc, char** argv) {
         ranks, g_max_depth, total, seconds, total / seconds / 1e6,
         static_cast<unsigned long long>(expected), serial_s, ok ? "equal" : "DIFFERENT");
     if (!csv.empty()) {
-      std::ofstream(csv, std::ios::app)
-          << "distributed uts (" << ranks << " ranks)," << total / seconds / 1e6 << ",Mnodes/s\n";
+      std::ofstream out(csv, std::ios::app);
+      out << "distributed uts (" << ranks << " ranks)," << total / seconds / 1e6 << ",Mnodes/s,";
+      for (int r = 0; r < ranks; ++r) {
+        out << (r ? "; " : "") << "rank " << r << ": " << per_rank[r * 3] << " nodes "
+            << per_rank[r * 3 + 1] << " steals " << per_rank[r * 3 + 2] << " requests";
+      }
+      out << "\n";
     }
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
