@@ -86,6 +86,8 @@ TEST(IdleTimeout, IdleWorkersEndTheirThreadsAndComeBackForWork) {
   log.attach(o);
   heist::executor ex(o);
   EXPECT_EQ(ex.num_workers(), 2u);
+  // Both workers running (a thread is counted once it has named itself).
+  ASSERT_TRUE(eventually([&] { return threads_in_process() == before + 2; }, 5s));
   EXPECT_EQ(ex.submit([] { return 7; }).get(), 7);
   // After the timeout (and the thread exits) no worker thread is left.
   EXPECT_TRUE(eventually([&] { return threads_in_process() == before; }, 5s))
