@@ -234,7 +234,11 @@ class future {
       detail::future_state<T>* s;
       ~releaser() { s->release(); }
     } hold{std::exchange(m_state, nullptr)};
-    if (hold.s->m_error) std::rethrow_exception(hold.s->m_error);
+    // The exception leaves the shared state here: the producer may drop the state's last
+    // reference on its own thread, and the exception object (whose reference counts live
+    // in the uninstrumented C++ runtime) must not be destroyed there while this thread
+    // still reads it (ThreadSanitizer saw exactly that).
+    if (hold.s->m_error) std::rethrow_exception(std::exchange(hold.s->m_error, nullptr));
     if constexpr (!std::is_void_v<T>) return std::move(*hold.s->m_value);
   }
 
