@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -17,29 +16,15 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/cpu_limits.hpp"
 #include "heist/sizing.hpp"
+#include "text_file.hpp"
 
 namespace heist {
 namespace detail {
 namespace {
 
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return !in.bad();
-}
-
-bool all_digits(const std::string& s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-}
-
 // A non-negative decimal integer, or nullopt (too long, or not digits).
 std::optional<std::uint64_t> parse_u64(const std::string& s) {
-  if (!all_digits(s) || s.size() > 18) return std::nullopt;
-  return std::stoull(s);
+  return parse_decimal(s, 18);
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {

@@ -1,33 +1,23 @@
 // topology: reading the cache and NUMA layout from sysfs (detail/topology.hpp).
 #include "heist/detail/topology.hpp"
 
+#include "text_file.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 namespace heist::detail {
 namespace {
 
-bool read_text(const std::string& path, std::string& out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
 bool parse_uint(const std::string& s, std::uint32_t& out) {
-  if (s.empty() || s.size() > 9) return false;
-  for (char ch : s)
-    if (ch < '0' || ch > '9') return false;
-  out = static_cast<std::uint32_t>(std::stoul(s));
-  return true;
+  const auto v = parse_decimal(s, 9);
+  if (v) out = static_cast<std::uint32_t>(*v);
+  return v.has_value();
 }
 
 }  // namespace
@@ -66,7 +56,7 @@ cpu_topology read_topology(const std::string& root) {
   cpu_topology t;
   const std::string cpu_dir = root + "/sys/devices/system/cpu";
   std::string text;
-  if (!read_text(cpu_dir + "/possible", text) && !read_text(cpu_dir + "/online", text)) return t;
+  if (!read_file(cpu_dir + "/possible", text) && !read_file(cpu_dir + "/online", text)) return t;
   const std::vector<std::uint32_t> cpus = parse_cpu_list(text);
   if (cpus.empty()) return t;
   const std::uint32_t max_cpu = *std::max_element(cpus.begin(), cpus.end());
@@ -82,14 +72,14 @@ cpu_topology read_topology(const std::string& root) {
       if (name.rfind("index", 0) != 0) continue;
       std::string level_text, type, shared;
       std::uint32_t level = 0;
-      if (!read_text(e.path().string() + "/level", level_text) ||
+      if (!read_file(e.path().string() + "/level", level_text) ||
           !parse_uint(level_text.substr(0, level_text.find('\n')), level)) {
         continue;
       }
-      if (read_text(e.path().string() + "/type", type) && type.rfind("Instruction", 0) == 0) {
+      if (read_file(e.path().string() + "/type", type) && type.rfind("Instruction", 0) == 0) {
         continue;
       }
-      if (level <= best_level || !read_text(e.path().string() + "/shared_cpu_list", shared)) {
+      if (level <= best_level || !read_file(e.path().string() + "/shared_cpu_list", shared)) {
         continue;
       }
       const auto sharing = parse_cpu_list(shared);
@@ -104,7 +94,7 @@ cpu_topology read_topology(const std::string& root) {
     const std::string name = e.path().filename().string();
     std::uint32_t node = 0;
     if (name.rfind("node", 0) != 0 || !parse_uint(name.substr(4), node)) continue;
-    if (!read_text(e.path().string() + "/cpulist", text)) continue;
+    if (!read_file(e.path().string() + "/cpulist", text)) continue;
     for (std::uint32_t cpu : parse_cpu_list(text))
       if (cpu <= max_cpu) t.node_of_cpu[cpu] = node;
   }
