@@ -116,6 +116,7 @@ class executor_impl {
   // --- polled completions (poller.hpp; src/polling.cpp) ------------------------------------------
   // The executor's poller, created by `make` on first use (one per executor, owned by it).
   poller& poller_or_install(std::unique_ptr<poller> (*make)(executor_impl&));
+  // acquire: pairs with poller_or_install's release store (the poller is fully built).
   poller* installed_poller() const noexcept { return m_poller.load(std::memory_order_acquire); }
   bool poll_pending() const noexcept {
     // acquire: pairs with the release publication of the poller in poller_or_install.

@@ -64,7 +64,10 @@ class future_state : public wait_context {
     return m_callback.load(std::memory_order_acquire) == ready_marker();
   }
 
-  // promise<T>: set once (promise_already_satisfied otherwise), retrieved once.
+  // promise<T>: set once (promise_already_satisfied otherwise), retrieved once. The
+  // exchanges decide who wins among racing setters (or getters); acq_rel so that the winner
+  // also orders after whatever the losers did before. satisfied()'s acquire pairs with the
+  // winning exchange (a promise's destructor reads it to decide on broken_promise).
   bool claim_satisfaction() noexcept {
     return !m_satisfied.exchange(true, std::memory_order_acq_rel);
   }
