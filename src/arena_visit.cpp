@@ -55,11 +55,12 @@ void attract_visitor(arena& a) noexcept {
 }
 
 void abandon_task(thread_context& c, task* t) noexcept {
-  wait_context* const group = t->m_group;
+  wait_context* const group = group_of(t);
+  const bool counted_by_owner = owner_counted(t);
   t->m_invoke(t, false);
   c.m_pool.deallocate(t);
   c.m_slot->m_counters.finished.bump_release();
-  if (group != nullptr) group->finish_one();
+  if (group != nullptr) group->finish_task(&c, counted_by_owner);
 }
 
 void inject(arena& a, const thread_context& c, task* t) noexcept {

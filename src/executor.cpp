@@ -16,6 +16,7 @@
 #include <string>
 
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/topology.hpp"
 #include "heist/detail/trace.hpp"
 #include "heist/sizing.hpp"
 
@@ -61,6 +62,12 @@ std::size_t resolve_worker_count(std::size_t requested) {
 executor_impl::executor_impl(executor_options options)
     : m_options(std::move(options)), m_num_workers(resolve_worker_count(m_options.num_workers)) {
   m_idle_timeout_ns = resolve_idle_timeout(m_options.idle_timeout);
+  enable_owner_counting();  // before any worker runs a task (wait_context.hpp)
+  // The topology table is a function-local static: build it here, on the creating thread,
+  // not lazily in a worker's first search. A fork() that lands while a worker is inside its
+  // initialisation leaves the child with a guard that is never released (every child
+  // worker then blocks in __cxa_guard_acquire: Fork.ForkWhileParentMovesTaskMemory...).
+  (void)multi_domain();
   m_num_slots = m_num_workers + k_leasable_slots + m_options.max_blocking_threads;
   m_slots = std::make_unique<slot[]>(m_num_slots);
   for (std::size_t i = 0; i < m_num_slots; ++i) {

@@ -18,7 +18,9 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "lease_draining",       "lease_returned",   "visitor_attracting",   "visit_entering",
     "blocking_changed",     "quiescence_check", "graph_request_queued", "graph_node_done",
     "graph_run_completing", "pipeline_parked",  "pipeline_token_freed", "pipeline_input_suspended",
-    "future_completing",    "worker_retiring",  "worker_restarting"};
+    "future_completing",    "worker_retiring",  "worker_restarting",    "poll_registered",
+    "owner_count_busy",     "group_claiming"};
+static_assert(k_names.back() != nullptr, "a perturbation point without a name");
 }  // namespace
 
 const char* name(point p) noexcept {

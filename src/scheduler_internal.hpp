@@ -105,7 +105,8 @@ inline slot* stats_slot(const thread_context& c) noexcept {
 
 // --- running a task (inline: the hot path of every loop below) -------------------------------
 inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
-  wait_context* const group = t->m_group;
+  wait_context* const group = group_of(t);
+  const bool counted_by_owner = owner_counted(t);
   const bool run = group == nullptr || !group->is_cancelled();
   wait_context* const saved_group = c.m_group;
   const std::uintptr_t saved_isolation = c.m_isolation;
@@ -138,7 +139,7 @@ inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
   } else {
     c.m_exec->count_external_finished(c, run);
   }
-  if (group != nullptr) group->finish_one();
+  if (group != nullptr) group->finish_task(&c, counted_by_owner);
 }
 
 // Runs `t` of arena `a` on the calling thread. A thread without a slot in `a` (an external

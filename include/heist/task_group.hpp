@@ -88,7 +88,8 @@ class task_group {
   detail::arena& arena_of() const noexcept { return *m_arena; }
 
  private:
-  explicit task_group(detail::arena& a) : m_arena(&a), m_context(detail::current_group()) {}
+  explicit task_group(detail::arena& a)
+      : m_arena(&a), m_context(detail::current_group(), 0, detail::join_counting::owner) {}
 
   detail::arena* m_arena;
   mutable detail::wait_context m_context;

@@ -27,6 +27,15 @@ inline constexpr std::size_t k_max_workers = 4096;
 #define HEIST_ALWAYS_INLINE inline
 #endif
 
+// Thread-local variables of the library: initial-exec, one %fs-relative load even in
+// position-independent code (a static library built with -fPIC, or a shared one), instead
+// of a call to __tls_get_addr per access.
+#if defined(__GNUC__) || defined(__clang__)
+#define HEIST_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define HEIST_TLS_MODEL
+#endif
+
 // Sanitizer detection: GCC defines __SANITIZE_*__, clang answers __has_feature.
 #if defined(__SANITIZE_THREAD__)
 #define HEIST_TSAN 1

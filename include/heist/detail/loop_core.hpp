@@ -245,7 +245,10 @@ struct loop_base {
 class loop_scope {
  public:
   explicit loop_scope(arena& a)
-      : m_arena(a), m_thread(current_context()), m_lease(m_thread, a), m_ctx(m_thread.m_group) {
+      : m_arena(a),
+        m_thread(current_context()),
+        m_lease(m_thread, a),
+        m_ctx(m_thread.m_group, 0, join_counting::owner) {
     m_arena.loop_started();
   }
   loop_scope(const loop_scope&) = delete;

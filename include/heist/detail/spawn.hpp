@@ -51,7 +51,7 @@ class group_job {
     try {
       std::invoke(m_fn);
     } catch (...) {
-      self->m_group->capture_exception(std::current_exception());
+      group_of(self)->capture_exception(std::current_exception());
     }
   }
 
@@ -120,7 +120,14 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
       if (outside) a.exec().cancel_leased_admission(*c.m_slot);
       throw;
     }
-    if (group != nullptr) group->add(1);
+    if (group != nullptr) {
+      // The group's owner counts its own spawns without an atomic RMW (wait_context.hpp).
+      if (group->try_add_owned(&c)) {
+        t->m_group = tag_group(group, true);
+      } else {
+        group->add(1);
+      }
+    }
     if (!outside) c.m_slot->m_counters.created.bump();
     bool was_empty;
     try {

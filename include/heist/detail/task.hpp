@@ -28,13 +28,27 @@ struct task {
   // never in both at once.
   std::atomic<task*> m_next;
   // The task_group this task belongs to (its pending count, cancellation and first
-  // exception), or nullptr for post()/submit() tasks.
+  // exception), or nullptr for post()/submit() tasks; bit 0 set: the group's owner counted
+  // it (wait_context::try_add_owned). Read through group_of / owner_counted.
   wait_context* m_group;
   // Isolation region the task was spawned in (0: none). Atomic because a thief reads it
   // speculatively before its CAS decides whether the task is really its (steal_if).
   std::atomic<std::uintptr_t> m_isolation;
   alignas(16) std::byte m_storage[96];
 };
+
+inline constexpr std::uintptr_t k_owner_counted_bit = 1;  // wait_contexts are 64-aligned
+inline wait_context* group_of(const task* t) noexcept {
+  return reinterpret_cast<wait_context*>(reinterpret_cast<std::uintptr_t>(t->m_group) &
+                                         ~k_owner_counted_bit);
+}
+inline bool owner_counted(const task* t) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(t->m_group) & k_owner_counted_bit) != 0;
+}
+inline wait_context* tag_group(wait_context* g, bool owner_counted) noexcept {
+  return reinterpret_cast<wait_context*>(reinterpret_cast<std::uintptr_t>(g) |
+                                         (owner_counted ? k_owner_counted_bit : 0));
+}
 
 inline constexpr std::size_t k_task_block_size = 128;
 inline constexpr std::size_t k_task_storage_size = sizeof(task::m_storage);

@@ -60,14 +60,8 @@ struct thread_context : scheduling_state {
   sleeper m_sleeper;
 };
 
-// The calling thread's context, or nullptr if it never touched heist. initial-exec: one
-// %fs-relative load even in position-independent code (a static library built with -fPIC,
-// or a shared one), instead of a call to __tls_get_addr per access.
-#if defined(__GNUC__) || defined(__clang__)
-#define HEIST_TLS_MODEL __attribute__((tls_model("initial-exec")))
-#else
-#define HEIST_TLS_MODEL
-#endif
+// The calling thread's context, or nullptr if it never touched heist (HEIST_TLS_MODEL:
+// config.hpp).
 extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 
 thread_context& make_external_context();

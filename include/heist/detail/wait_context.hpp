@@ -16,6 +16,24 @@
 // is gone (the finishing task still reads m_waiter after its RMW, so the context, often on
 // the waiter's stack, must outlive that read). disarm() enforces this.
 //
+// Owner-counted joins (docs/design.md "Owner-counted joins"). Most children of a task_group
+// are popped back and run by the thread that spawned them, which is also the thread that
+// waits. Such a group (opted in: task_group, the loops' child groups) records its creator,
+// the *owner*; the owner counts its own spawns in m_local, a count only it writes, with plain
+// loads and stores (no lock prefix), and a child it runs itself is counted out of m_local the
+// same way. Any other thread that finishes an owner-counted child (a thief) counts it out of
+// m_state instead, which may then go below zero. The group is done when m_local + count is
+// zero; only the owner can read that sum, so:
+//   - The owner folds m_local into m_state before it sleeps on the group (then the count
+//     alone is exact while it sleeps: a sleeping owner writes nothing).
+//   - Any other thread that looks at the count (wait(), join(), done() from a thread that is
+//     not the owner) first *claims* the group, once: it clears m_owner, forces a memory
+//     barrier on every thread of the process (membarrier), waits until the owner is not in
+//     the middle of a change, and moves m_local into m_state (change_owned has the
+//     four-step proof). After a claim the group counts in m_state only, like a plain group.
+//   - A coroutine's join gives the group up the same way (its thread runs on meanwhile).
+// Without membarrier (not Linux, or refused by a seccomp filter) no group is owner-counted.
+//
 // Cancellation is hierarchical like oneTBB's bound contexts: a group created inside a task
 // of group P is cancelled when P is. Walking the ancestor chain on every task start would
 // cost O(depth), so cancel() bumps a global epoch and each context caches the epoch at
@@ -24,15 +42,34 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <coroutine>
 #include <cstdint>
 #include <exception>
+#include <mutex>
+#include <thread>
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/parker.hpp"
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/spin_lock.hpp"
 
 namespace heist::detail {
+
+class thread_context;
+extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
+
+// Whether owner-counted joins are on (the process-wide barrier they need is available), set
+// once when the first executor starts (src/owner_counting.cpp). relaxed: a group created
+// before it is set simply counts in m_state only.
+inline std::atomic<bool> g_owner_counting{false};
+// Executes a full memory barrier on every running thread of the process (membarrier).
+void process_wide_barrier() noexcept;
+// Turns owner counting on if the barrier is available; every executor calls it at start.
+void enable_owner_counting() noexcept;
+
+// Which counting a wait_context uses (see the file comment).
+enum class join_counting : std::uint8_t { shared, owner };
 
 // Runs once, on the thread that completes what it was registered on (a future's state, or a
 // group whose coroutine waits in co_await group.join()). Must not throw.
@@ -52,11 +89,21 @@ inline std::atomic<std::uint64_t> g_cancel_epoch{1};
 
 class wait_context {
  public:
-  static constexpr std::uint64_t k_sleeping = std::uint64_t{1} << 63;
+  // m_state: bit 0 says a waiter sleeps (k_sleeping); bits 1..63 hold a signed count in units
+  // of k_one (a thief's finish of an owner-counted child may take it below zero).
+  static constexpr std::uint64_t k_sleeping = 1;
+  static constexpr std::uint64_t k_one = 2;
   static constexpr std::uint64_t k_never_checked = ~std::uint64_t{0};
 
-  explicit wait_context(wait_context* parent = nullptr, std::uint64_t initial = 0) noexcept
-      : m_state(initial), m_parent(parent) {
+  explicit wait_context(wait_context* parent = nullptr, std::uint64_t initial = 0,
+                        join_counting counting = join_counting::shared) noexcept
+      : m_state(initial * k_one), m_parent(parent) {
+    if (counting == join_counting::owner && g_owner_counting.load(std::memory_order_relaxed)) {
+      // relaxed: the group is not shared yet; whoever gets a reference to it later gets it
+      // through a synchronizing operation.
+      m_owner.store(t_context, std::memory_order_relaxed);
+      m_claimed.store(t_context == nullptr, std::memory_order_relaxed);
+    }
     // Inherit the parent's validation: if the parent's ancestors were uncancelled at epoch e
     // and the parent itself is not cancelled, so are ours (the same chain plus the parent).
     // A cancel after this point bumps the epoch past e, so the copy can only be stale-safe.
@@ -78,12 +125,26 @@ class wait_context {
   void add(std::uint64_t n) noexcept {
     // relaxed: the increment is sequenced before the push that publishes the task (a
     // release store), so whoever runs the task and decrements sees it in the RMW order.
-    m_state.fetch_add(n, std::memory_order_relaxed);
+    m_state.fetch_add(n * k_one, std::memory_order_relaxed);
   }
 
-  // A task of this context finished (or was skipped).
+  // A spawn by thread `self`: counts it in m_local if `self` owns the group (returns true;
+  // the task is then "owner-counted" and must be finished with finish_task(.., true)),
+  // else returns false and the caller uses add(1).
+  HEIST_ALWAYS_INLINE bool try_add_owned(const thread_context* self) noexcept {
+    return change_owned(self, +1);
+  }
+
+  // A task of this context finished (or was skipped) on thread `self`; `owner_counted`: it
+  // was counted by try_add_owned.
+  HEIST_ALWAYS_INLINE void finish_task(const thread_context* self, bool owner_counted) noexcept {
+    if (owner_counted && change_owned(self, -1)) return;
+    finish_one();
+  }
+
+  // A task counted with add() finished (or was skipped).
   void finish_one() noexcept {
-    if (HEIST_UNLIKELY(count_down())) {
+    if (HEIST_UNLIKELY(count_change(-1))) {
       HEIST_PERTURB_POINT(group_finish_counted);
       wake_waiter();
     }
@@ -94,7 +155,7 @@ class wait_context {
   // symmetric transfer (the caller is that member's final suspension: no new task, no stack);
   // otherwise does what finish_one does and returns null.
   std::coroutine_handle<> finish_one_for_coroutine() noexcept {
-    if (HEIST_LIKELY(!count_down())) return {};
+    if (HEIST_LIKELY(!count_change(-1))) return {};
     HEIST_PERTURB_POINT(group_finish_counted);
     if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
       if (std::coroutine_handle<> h = r->coroutine()) return h;
@@ -103,14 +164,24 @@ class wait_context {
     return {};
   }
 
-  bool done() const noexcept {
-    // acquire: pairs with the release part of finish_one, so the tasks' effects are
-    // visible to whoever sees the count reach zero.
-    return (m_state.load(std::memory_order_acquire) & ~k_sleeping) == 0;
-  }
-
-  std::uint64_t pending() const noexcept {
-    return m_state.load(std::memory_order_relaxed) & ~k_sleeping;
+  // Any thread. The owner reads m_local + count; any other thread claims the group first.
+  bool done() noexcept {
+    const thread_context* const self = t_context;
+    if (self != nullptr && m_owner.load(std::memory_order_relaxed) == self) {
+      // Only this thread writes m_local (or a claimer, which first clears m_owner: then the
+      // re-check below fails and the claimed count is read).
+      const std::int64_t local = m_local.load(std::memory_order_relaxed);
+      // acquire: pairs with the release part of the finishing RMWs (count_change), so the
+      // effects of tasks that other threads finished are visible once the sum is zero.
+      const std::int64_t shared = count_of(m_state.load(std::memory_order_acquire));
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (HEIST_LIKELY(m_owner.load(std::memory_order_relaxed) == self)) {
+        return local + shared == 0;
+      }
+    }
+    claim();
+    // acquire: as above.
+    return count_of(m_state.load(std::memory_order_acquire)) == 0;
   }
 
   // --- the sleeping waiter ---------------------------------------------------------------
@@ -118,6 +189,7 @@ class wait_context {
   // Announces that `p`'s owner will sleep until the count reaches zero. `busy`: another
   // thread already sleeps on this context; the caller must poll instead.
   arm_result arm(parker* p) noexcept {
+    make_count_exact(false);
     return arm_with([&] {
       m_waiter.store(p, std::memory_order_relaxed);
       m_resumer.store(nullptr, std::memory_order_relaxed);
@@ -127,7 +199,10 @@ class wait_context {
   // As arm(), for a coroutine suspended in co_await group.join(): the task that takes the
   // count to zero fires `r` (which resumes the coroutine as a task) instead of signalling a
   // parker. An armed resumer is never withdrawn: the coroutine stays suspended until then.
+  // The calling thread goes on running tasks after the suspension, so even the owner gives
+  // the group up to shared counting here (its later finishes must reach m_state).
   arm_result arm_resumer(completion_callback* r) noexcept {
+    make_count_exact(true);
     return arm_with([&] { m_resumer.store(r, std::memory_order_relaxed); });
   }
 
@@ -217,17 +292,107 @@ class wait_context {
   wait_context* parent() const noexcept { return m_parent; }
 
  private:
-  // The count goes down by one; true if this took it to zero with a waiter armed. acq_rel:
-  // release publishes the task's effects (and a captured exception) to the waiter's acquire
-  // in done(); acquire makes the waiter's m_waiter / m_resumer store (sequenced before its
-  // arming CAS) visible to wake_waiter(). The last task with a waiter armed clears the bit
-  // in this same RMW (see the file comment).
-  HEIST_ALWAYS_INLINE bool count_down() noexcept {
+  static constexpr std::int64_t k_claimed = INT64_MIN;  // m_local after a claim
+
+  static std::int64_t count_of(std::uint64_t s) noexcept {
+    return static_cast<std::int64_t>(s) >> 1;  // arithmetic shift (C++20): the signed count
+  }
+
+  // Adds d to the count; true if this took it to zero with a waiter armed (the bit goes away
+  // in this same RMW; the caller wakes the waiter, see the file comment). acq_rel: release
+  // publishes the task's effects (and a captured exception) to the waiter's acquire in done();
+  // acquire makes the waiter's m_waiter / m_resumer store (sequenced before its arming CAS)
+  // visible to wake_waiter().
+  HEIST_ALWAYS_INLINE bool count_change(std::int64_t d) noexcept {
     std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    while (!m_state.compare_exchange_weak(s, s == (k_sleeping | 1) ? 0 : s - 1,
-                                          std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    for (;;) {
+      std::uint64_t n = s + static_cast<std::uint64_t>(d) * k_one;
+      const bool last = (s & k_sleeping) != 0 && count_of(n) == 0;
+      if (last) n = 0;
+      if (m_state.compare_exchange_weak(s, n, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) {
+        return last;
+      }
     }
-    return s == (k_sleeping | 1);
+  }
+
+  // The owner's change of m_local by d (+1 a spawn, -1 a finish of an owner-counted child it
+  // ran itself). False if `self` does not own the group: the caller counts in m_state.
+  //   O1 m_busy = 1        O2 re-read m_owner: still ours?
+  //   O3 m_local += d      O4 m_busy = 0
+  // A claimer (claim_slow) clears m_owner (C1), runs process_wide_barrier() (C2), waits for
+  // m_busy == 0 (C3) and only then takes m_local (C4). The barrier makes O1/O2 against C1/C3
+  // a Dekker pair: either O2 sees the claim and we back out before touching m_local, or C3
+  // sees O1 and waits until O4. So the claimer's exchange never misses an owner's change, and
+  // the owner never touches the group after O4: a waiter that sees the group done through
+  // the claim cannot destroy it under an owner still inside this function.
+  HEIST_ALWAYS_INLINE bool change_owned(const thread_context* self, std::int64_t d) noexcept {
+    // relaxed: only a claimer writes m_owner after construction; O2 is what the barrier orders.
+    if (m_owner.load(std::memory_order_relaxed) != self) return false;
+    m_busy.store(true, std::memory_order_relaxed);  // O1 (only the owner writes m_busy)
+    HEIST_PERTURB_POINT(owner_count_busy);
+    // A compiler barrier only: the claimer's process_wide_barrier() orders the CPU.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (HEIST_UNLIKELY(m_owner.load(std::memory_order_relaxed) != self)) {  // O2
+      // Claimed between the two reads: count in m_state. The child this finish counts out
+      // (or the spawn being counted) keeps the group alive, so m_busy is still ours to reset.
+      m_busy.store(false, std::memory_order_release);
+      return false;
+    }
+    // Only we write m_local while we own the group (a claimer takes it after C3).
+    const std::int64_t v = m_local.load(std::memory_order_relaxed);
+    m_local.store(v + d, std::memory_order_relaxed);  // O3
+    // O4. release: a claimer's acquire at C3 that reads it sees O3 (and the effects of the
+    // task this finish counts out), and passes them on through its release RMW on m_state.
+    m_busy.store(false, std::memory_order_release);
+    return true;
+  }
+
+  // Before a thread that does not own the group reads the count: after this the count in
+  // m_state is the whole count. Once per group (m_claimed); cheap afterwards.
+  void claim() noexcept {
+    // acquire: pairs with the release store below; the fold's RMW is visible after it.
+    if (HEIST_LIKELY(m_claimed.load(std::memory_order_acquire))) return;
+    claim_slow();
+  }
+  HEIST_NOINLINE void claim_slow() noexcept {
+    const std::lock_guard<spin_lock> guard(m_claim_lock);
+    if (m_claimed.load(std::memory_order_relaxed)) return;
+    m_owner.store(nullptr, std::memory_order_relaxed);  // C1
+    HEIST_PERTURB_POINT(group_claiming);
+    // C2: every thread of the process executes a full barrier (see change_owned).
+    process_wide_barrier();
+    // C3. acquire: pairs with O4's release.
+    for (unsigned spins = 0; m_busy.load(std::memory_order_acquire); ++spins) {
+      if (spins > 64) std::this_thread::yield();  // the owner was preempted inside O1..O4
+    }
+    // C4. acq_rel: m_local's last value, which no owner changes any more.
+    fold(m_local.exchange(k_claimed, std::memory_order_acq_rel));
+    // release: pairs with claim()'s acquire.
+    m_claimed.store(true, std::memory_order_release);
+  }
+  void fold(std::int64_t local) noexcept {
+    if (local != 0 && local != k_claimed && count_change(local)) wake_waiter();
+  }
+
+  // Before arming: the owner moves m_local into m_state itself (it sleeps or, for a join,
+  // `give_up`s the group for good); any other thread claims the group.
+  void make_count_exact(bool give_up) noexcept {
+    const thread_context* const self = t_context;
+    if (self == nullptr || m_owner.load(std::memory_order_relaxed) != self) {
+      claim();
+      return;
+    }
+    const std::lock_guard<spin_lock> guard(m_claim_lock);
+    if (m_owner.load(std::memory_order_relaxed) != self) return;  // a claim came first
+    if (give_up) {
+      // Only this thread writes m_local and reads m_owner as the owner: no barrier needed.
+      m_owner.store(nullptr, std::memory_order_relaxed);
+      fold(m_local.exchange(k_claimed, std::memory_order_acq_rel));
+      m_claimed.store(true, std::memory_order_release);  // pairs with claim()'s acquire
+    } else {
+      fold(m_local.exchange(0, std::memory_order_acq_rel));
+    }
   }
 
   // The waiter is blocked (or its coroutine suspended) until this, so `this` is still alive
@@ -246,8 +411,10 @@ class wait_context {
   arm_result arm_with(Store&& store) noexcept {
     std::uint64_t s = m_state.load(std::memory_order_relaxed);
     for (;;) {
-      if ((s & ~k_sleeping) == 0) return arm_result::done;
+      const std::int64_t n = count_of(s);
+      if (n == 0) return arm_result::done;
       if ((s & k_sleeping) != 0) return arm_result::busy;
+      assert(n > 0 && "an exact count below zero: a finish without its spawn");
       store();
       // release: publishes the store to the finishing task's acquire RMW.
       if (m_state.compare_exchange_weak(s, s | k_sleeping, std::memory_order_release,
@@ -284,6 +451,10 @@ class wait_context {
   }
 
   alignas(64) std::atomic<std::uint64_t> m_state;
+  // The owner (see the file comment), or null: counted in m_state only.
+  std::atomic<const thread_context*> m_owner{nullptr};
+  std::atomic<std::int64_t> m_local{0};  // the owner's part of the count
+  std::atomic<bool> m_busy{false};       // the owner is changing m_local (O1..O4)
   std::atomic<parker*> m_waiter{nullptr};
   std::atomic<completion_callback*> m_resumer{nullptr};
   wait_context* m_parent;
@@ -292,6 +463,8 @@ class wait_context {
   static constexpr std::uint8_t k_writing_exception = 1;
   static constexpr std::uint8_t k_has_exception = 2;
   std::atomic<std::uint8_t> m_exception_state{k_no_exception};
+  std::atomic<bool> m_claimed{true};  // false while an owner may hold part of the count
+  spin_lock m_claim_lock;             // claims and the owner's folds
   std::atomic<std::uint64_t> m_seen_epoch{k_never_checked};
   std::exception_ptr m_exception;
 };

@@ -1,0 +1,52 @@
+// The process-wide barrier behind owner-counted joins (wait_context.hpp, docs/design.md
+// "Owner-counted joins"): a group's owner writes its local count with plain stores and
+// re-reads m_owner with no fence; a thread that claims the group pays for both sides with
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full memory barrier on every CPU
+// that is running a thread of this process (an asymmetric Dekker pair, as in liburcu and
+// folly's asymmetricHeavyBarrier). Without it (not Linux, an old kernel, a seccomp filter that
+// refuses the call) owner counting stays off and every group counts with atomic RMWs.
+#include <atomic>
+#include <mutex>
+
+#include "heist/detail/wait_context.hpp"
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace heist::detail {
+
+namespace {
+bool register_barrier() noexcept {
+#if defined(__linux__) && defined(SYS_membarrier)
+  const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+// Called by every executor's constructor, before its workers start.
+void enable_owner_counting() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // relaxed: see g_owner_counting; a group created before this counts in m_state only.
+    g_owner_counting.store(register_barrier(), std::memory_order_relaxed);
+  });
+}
+
+void process_wide_barrier() noexcept {
+#if defined(__linux__) && defined(SYS_membarrier)
+  // Only reached when registration succeeded (a group is owner-counted only then); the call
+  // cannot fail after a successful registration. The fence covers this thread itself.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
+}  // namespace heist::detail
