@@ -496,3 +496,114 @@ TEST(WindowProbe, PolledItemRegisteredWhileTheWorkerParks) {
   }
 #endif
 }
+
+// Owner-counted joins (issue 13). The owner of a group has marked itself busy (O1) and seen
+// the group still its own (O2), but not yet written its count (O3), when another thread
+// claims the group: the claimer must wait for the owner's change (C3) before it takes the
+// count over, or the spawn counted meanwhile is lost and its wait returns early.
+TEST(WindowProbe, GroupClaimedWhileItsOwnerChangesItsCount) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("GroupClaimedWhileItsOwnerChangesItsCount", 60s);
+  struct state {
+    std::atomic<bool> armed{false};
+    std::atomic<int> fired{0};
+    std::atomic<bool> claim_now{false};
+  } st;
+  perturb::set_hook(
+      perturb::point::owner_count_confirmed,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (!s.armed.load() || s.fired.fetch_add(1) != 0) return;
+        s.claim_now = true;                 // the claimer starts now...
+        std::this_thread::sleep_for(20ms);  // ...while we sit between O2 and O3
+      },
+      &st);
+  heist::executor ex(2);
+  for (int round = 0; round < 5; ++round) {
+    st.armed = false;
+    st.fired = 0;
+    st.claim_now = false;
+    std::atomic<bool> go{false};
+    std::atomic<int> finished{0};
+    std::unique_ptr<heist::task_group> g;
+    std::atomic<bool> spawned{false};
+    ex.post([&] {
+      g = std::make_unique<heist::task_group>();
+      const auto child = [&] {
+        while (!go.load())
+          std::this_thread::sleep_for(100us);
+        finished.fetch_add(1);
+      };
+      g->run(child);
+      st.armed = true;
+      g->run(child);  // the hook opens the window inside this spawn's count
+      g->run(child);
+      spawned = true;
+    });
+    int seen = -1;
+    std::thread claimer([&] {
+      while (!st.claim_now.load())
+        std::this_thread::yield();
+      g->wait();
+      seen = finished.load();
+    });
+    ASSERT_TRUE(eventually([&] { return spawned.load(); }));
+    std::this_thread::sleep_for(10ms);
+    go = true;
+    claimer.join();
+    EXPECT_EQ(seen, 3) << "round " << round;
+    g.reset();
+  }
+#endif
+}
+
+// The other side of the same window: a claimer has cleared m_owner (C1) but not yet run the
+// barrier or taken m_local, while the owner finishes the children it counted itself. Those
+// finishes see the claim and count in m_state; the count the claimer then takes over must
+// still add up to exactly the children left.
+TEST(WindowProbe, OwnerFinishesItsChildrenWhileAClaimIsUnderWay) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("OwnerFinishesItsChildrenWhileAClaimIsUnderWay", 60s);
+  struct state {
+    std::atomic<bool>* go = nullptr;
+    std::atomic<int> fired{0};
+  } st;
+  perturb::set_hook(
+      perturb::point::group_claiming,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (s.fired.fetch_add(1) != 0) return;
+        s.go->store(true);                  // the owner's children run now...
+        std::this_thread::sleep_for(20ms);  // ...while the claim sits between C1 and C2
+      },
+      &st);
+  heist::executor ex(1);  // one worker: the owner runs (and counts out) every child itself
+  for (int round = 0; round < 5; ++round) {
+    st.fired = 0;
+    std::atomic<bool> go{false};
+    st.go = &go;
+    constexpr int k_children = 50;
+    std::atomic<int> finished{0};
+    std::unique_ptr<heist::task_group> g;
+    std::atomic<bool> spawned{false};
+    ex.post([&] {
+      g = std::make_unique<heist::task_group>();
+      for (int i = 0; i < k_children; ++i) {
+        g->run([&] {
+          while (!go.load())
+            std::this_thread::sleep_for(100us);
+          finished.fetch_add(1);
+        });
+      }
+      spawned = true;
+    });
+    ASSERT_TRUE(eventually([&] { return spawned.load(); }));
+    // An outside thread (no slot of this one-worker pool... it leases one and helps).
+    g->wait();
+    EXPECT_EQ(finished.load(), k_children) << "round " << round;
+    g.reset();
+  }
+#endif
+}

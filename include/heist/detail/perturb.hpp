@@ -52,7 +52,7 @@ enum class point : std::uint32_t {
   worker_retiring,           // a worker's park timed out (on_worker_stop ran); not retired yet
   worker_restarting,         // a waker unlisted a retired worker's placeholder; no thread yet
   poll_registered,           // a polled item was counted as pending; no fence, no wake-up yet
-  owner_count_busy,          // a group's owner marked itself busy; m_owner not re-read yet
+  owner_count_confirmed,     // a group's owner is busy and saw m_owner still its; no store yet
   group_claiming,            // a non-owner cleared a group's owner; no barrier, no fold yet
   count
 };

@@ -330,7 +330,6 @@ class wait_context {
     // relaxed: only a claimer writes m_owner after construction; O2 is what the barrier orders.
     if (m_owner.load(std::memory_order_relaxed) != self) return false;
     m_busy.store(true, std::memory_order_relaxed);  // O1 (only the owner writes m_busy)
-    HEIST_PERTURB_POINT(owner_count_busy);
     // A compiler barrier only: the claimer's process_wide_barrier() orders the CPU.
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (HEIST_UNLIKELY(m_owner.load(std::memory_order_relaxed) != self)) {  // O2
@@ -339,6 +338,7 @@ class wait_context {
       m_busy.store(false, std::memory_order_release);
       return false;
     }
+    HEIST_PERTURB_POINT(owner_count_confirmed);
     // Only we write m_local while we own the group (a claimer takes it after C3).
     const std::int64_t v = m_local.load(std::memory_order_relaxed);
     m_local.store(v + d, std::memory_order_relaxed);  // O3

@@ -1,0 +1,96 @@
+// Owner-counted joins under stress (issue 13): every way a group's count can be split
+// between its owner and other threads, repeated thousands of times, with per-child counts
+// that prove each child ran exactly once and that no wait returned before its children.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+#include "watchdog.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using heist_test::scaled;
+using heist_test::watchdog;
+
+// The owner spawns a first batch, publishes the group, and goes on spawning a second batch
+// and running its own children while an outside thread claims the group and waits. The
+// first batch was spawned before the publication, so the outside wait must cover it; after
+// the owner's task has ended, a second wait covers everything.
+TEST(JoinStress, ClaimRacesTheOwnersCounting) {
+  watchdog dog("ClaimRacesTheOwnersCounting", 300s);
+  heist::executor ex(2);
+  const std::size_t rounds = scaled(2000);
+  constexpr int k_batch = 32;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::vector<std::atomic<int>> ran(2 * k_batch);
+    std::atomic<heist::task_group*> published{nullptr};
+    auto owner = ex.submit([&] {
+      auto* group = new heist::task_group();  // owned by this worker
+      for (int i = 0; i < k_batch; ++i)
+        group->run([&ran, i] { ran[i].fetch_add(1); });
+      published = group;
+      for (int i = k_batch; i < 2 * k_batch; ++i)
+        group->run([&ran, i] { ran[i].fetch_add(1); });
+    });
+    heist::task_group* group = nullptr;
+    while ((group = published.load()) == nullptr)
+      std::this_thread::yield();
+    group->wait();
+    for (int i = 0; i < k_batch; ++i)
+      ASSERT_EQ(ran[i].load(), 1) << "round " << round << " child " << i;
+    owner.get();
+    group->wait();
+    for (int i = 0; i < 2 * k_batch; ++i)
+      ASSERT_EQ(ran[i].load(), 1) << "round " << round << " child " << i;
+    delete group;
+  }
+}
+
+// fib with a task_group per call on every worker count from 1 to 4: owner counting on the
+// common path, thieves on the stolen children, values checked every round.
+TEST(JoinStress, FibValuesOnEveryPoolSize) {
+  watchdog dog("FibValuesOnEveryPoolSize", 300s);
+  for (std::size_t workers = 1; workers <= 4; ++workers) {
+    heist::executor ex(workers);
+    const std::size_t rounds = scaled(40);
+    for (std::size_t round = 0; round < rounds; ++round) {
+      const long v = ex.submit([] { return heist_test::fork_join_fib(18); }).get();
+      ASSERT_EQ(v, 2584) << workers << " workers, round " << round;
+    }
+  }
+}
+
+// Coroutines that create a group on one executor, move to another and join there (the join
+// claims the group while its owner may still be running the children), many at once.
+heist::task<int> spawn_move_join(heist::executor& other, std::atomic<long>& ran) {
+  heist::task_group g;
+  for (int i = 0; i < 64; ++i)
+    g.run([&ran] { ran.fetch_add(1); });
+  co_await heist::schedule(other);
+  co_await g.join();
+  co_return 64;
+}
+
+TEST(JoinStress, CoroutinesJoinGroupsOwnedByAnotherThread) {
+  watchdog dog("CoroutinesJoinGroupsOwnedByAnotherThread", 300s);
+  heist::executor first(2), second(2);
+  std::atomic<long> ran{0};
+  const std::size_t rounds = scaled(200);
+  long expected = 0;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::vector<heist::future<int>> fs;
+    for (int i = 0; i < 16; ++i)
+      fs.push_back(heist::start(first, spawn_move_join(second, ran)));
+    for (auto& f : fs)
+      expected += f.get();
+    ASSERT_EQ(ran.load(), expected) << "round " << round;
+  }
+}
+
+}  // namespace
