@@ -43,8 +43,14 @@ const std::vector<std::string> k_all_backends = {
 }  // namespace
 }  // namespace bench
 
+namespace bench {
+int probe_memory_main(int argc, char** argv);  // families/memory.cpp
+}
+
 int main(int argc, char** argv) {
   using namespace bench;
+  // A child of the memory family: one workload on one backend, then its peak RSS.
+  if (argc > 1 && std::string(argv[1]) == "--probe-memory") return probe_memory_main(argc, argv);
   context x;
   try {
     x.cfg = parse_config(argc, argv);

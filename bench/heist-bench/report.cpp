@@ -220,13 +220,13 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     save(file, c.render());
   }
 
-  // Priorities and idle threads: start latencies (us), one bar per backend.
-  {
-    svg::bar_chart c{
-        "Start latency (us): priorities and idle threads, lower is better", "us", {}, {}, {}};
+  // One bar per backend for each workload of `group` measured in `unit`.
+  const auto group_chart = [&](const std::string& title, const std::string& group,
+                               const std::string& unit, const std::string& file) {
+    svg::bar_chart c{title, unit, {}, {}, {}};
     std::vector<std::string> backends;
     for (const result& r : rs) {
-      if (r.group != "sizing" || r.unit != "us") continue;
+      if (r.group != group || r.unit != unit) continue;
       if (std::find(c.categories.begin(), c.categories.end(), r.workload) == c.categories.end())
         c.categories.push_back(r.workload);
       if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
@@ -238,13 +238,19 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
       for (const std::string& w : c.categories) {
         double value = std::nan("");
         for (const result& r : rs)
-          if (r.group == "sizing" && r.workload == w && r.backend == b) value = r.stats.median;
+          if (r.group == group && r.workload == w && r.backend == b) value = r.stats.median;
         v.push_back(value);
       }
       c.values.push_back(v);
     }
-    if (!c.categories.empty()) save("sizing-latency.svg", c.render());
-  }
+    if (!c.categories.empty()) save(file, c.render());
+  };
+  // Priorities and idle threads: start latencies (us).
+  group_chart("Start latency (us): priorities and idle threads, lower is better", "sizing", "us",
+              "sizing-latency.svg");
+  // Peak resident memory per workload (a fresh process per bar).
+  group_chart("Peak resident memory (MiB) per workload, lower is better", "memory", "MiB",
+              "memory.svg");
 
   // MPI: Jacobi with and without overlap (ms per step).
   {

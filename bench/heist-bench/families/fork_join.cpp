@@ -1,4 +1,5 @@
-// Fork-join workloads (fib, nqueens, uts, matmul, quicksort) on every fork-join backend.
+// Fork-join workloads (fib, nqueens, uts, uts-deep, matmul, quicksort) on every fork-join
+// backend.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -46,6 +47,16 @@ void fork_join_workloads(context& x) {
                return v;
              });
 
+  const binomial_params bp;
+  const std::uint64_t deep_expected = uts_binomial<serial_backend>(bp.seed, 0, bp);
+  timed_case(x, "fork-join", "uts-deep", "uts(binomial,1e7)", k_fork_join_backends,
+             x.cfg.reps_or(3, 7), deep_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = uts_binomial<B>(bp.seed, 0, bp); });
+               return v;
+             });
+
   const std::size_t mm = x.cfg.full ? 1024 : 512;
   std::vector<double> ma(mm * mm), mb(mm * mm), mc(mm * mm);
   for (std::size_t i = 0; i < mm * mm; ++i) {
@@ -88,8 +99,10 @@ void fork_join_workloads(context& x) {
       });
 }
 
-const register_family k_registered{
-    {10, "fork-join", {"fib", "nqueens", "uts", "matmul", "quicksort"}, &fork_join_workloads}};
+const register_family k_registered{{10,
+                                    "fork-join",
+                                    {"fib", "nqueens", "uts", "uts-deep", "matmul", "quicksort"},
+                                    &fork_join_workloads}};
 
 }  // namespace
 }  // namespace bench

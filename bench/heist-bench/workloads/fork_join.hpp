@@ -94,6 +94,43 @@ std::uint64_t uts(std::uint64_t id, int depth, const uts_params& p) {
   return 1 + std::accumulate(counts, counts + k, std::uint64_t{0});
 }
 
+// --- a deep unbalanced tree (UTS T3L-like: binomial) --------------------------------------
+// The root has root_children children; every other node has m children with probability q,
+// else none (q*m just below 1: a near-critical branching process, so some branches run
+// very deep). Decided by a hash of the node id, so the tree is the same everywhere: with the
+// defaults 9,986,693 nodes, 1,668 levels deep. A scheduler that keeps O(depth) tasks alive
+// per worker stays small here; one that expands breadth-first holds much of the tree.
+struct binomial_params {
+  int root_children = 10000;
+  int m = 4;
+  double q = 0.24998;
+  std::uint64_t seed = 7;
+};
+
+inline int binomial_children(std::uint64_t id, int depth, const binomial_params& p) {
+  if (depth == 0) return p.root_children;
+  const std::uint64_t h = splitmix(splitmix(id));
+  const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
+  return u < p.q ? p.m : 0;
+}
+
+template <class B>
+std::uint64_t uts_binomial(std::uint64_t id, int depth, const binomial_params& p) {
+  const int k = binomial_children(id, depth, p);
+  if (k == 0) return 1;
+  std::uint64_t small[8];
+  std::vector<std::uint64_t> big;  // the root's 10,000 only
+  std::uint64_t* counts = small;
+  if (k > 8) {
+    big.resize(static_cast<std::size_t>(k));
+    counts = big.data();
+  }
+  B::fork_each(static_cast<std::size_t>(k), [&](std::size_t i) {
+    counts[i] = uts_binomial<B>(splitmix(id * 64 + i + 1), depth + 1, p);
+  });
+  return 1 + std::accumulate(counts, counts + k, std::uint64_t{0});
+}
+
 // --- recursive blocked matrix multiply, C += A * B ------------------------------------------
 struct matrix_view {
   double* p;
