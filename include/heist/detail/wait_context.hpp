@@ -383,6 +383,14 @@ class wait_context {
       claim();
       return;
     }
+    if (give_up && m_local.load(std::memory_order_relaxed) == 0) {
+      // Nothing counted here (a coroutine's group: its members are counted in m_state), so
+      // there is nothing to fold: no lock. A concurrent claimer's exchange also reads 0 and
+      // folds nothing, so marking the group claimed now cannot hide a fold from a reader.
+      m_owner.store(nullptr, std::memory_order_relaxed);
+      m_claimed.store(true, std::memory_order_release);  // pairs with claim()'s acquire
+      return;
+    }
     const std::lock_guard<spin_lock> guard(m_claim_lock);
     if (m_owner.load(std::memory_order_relaxed) != self) return;  // a claim came first
     if (give_up) {
