@@ -6,6 +6,8 @@
 // folly's asymmetricHeavyBarrier). Without it (not Linux, an old kernel, a seccomp filter that
 // refuses the call) owner counting stays off and every group counts with atomic RMWs.
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "heist/detail/wait_context.hpp"
@@ -41,10 +43,19 @@ void enable_owner_counting() noexcept {
 
 void process_wide_barrier() noexcept {
 #if defined(__linux__) && defined(SYS_membarrier)
-  // Only reached when registration succeeded (a group is owner-counted only then); the call
-  // cannot fail after a successful registration. The fence covers this thread itself.
+  // Only reached when registration succeeded (a group is owner-counted only then), and the
+  // registration is inherited by fork()ed children, so the call does not fail in practice.
+  // If it ever does, register again, then fall back to the slower global command; with no
+  // barrier at all the claim would be unsound, so that ends the process with a message.
+  // The fences cover this thread itself.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
+      (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0 ||
+       syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) &&
+      syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
+    std::fputs("heist: membarrier failed after it had been registered\n", stderr);
+    std::abort();
+  }
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }
