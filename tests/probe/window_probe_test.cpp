@@ -586,20 +586,8 @@ TEST(WindowProbe, OwnerFinishesItsChildrenWhileAClaimIsUnderWay) {
     st.go = &go;
     constexpr int k_children = 50;
     std::atomic<int> finished{0};
-    std::unique_ptr<heist::task_group> g;
-    std::atomic<bool> spawned{false};
-    ex.post([&] {
-      g = std::make_unique<heist::task_group>();
-      for (int i = 0; i < k_children; ++i) {
-        g->run([&] {
-          while (!go.load())
-            std::this_thread::sleep_for(100us);
-          finished.fetch_add(1);
-        });
-      }
-      spawned = true;
-    });
-    ASSERT_TRUE(eventually([&] { return spawned.load(); }));
+    std::unique_ptr<heist::task_group> g =
+        heist_test::group_owned_by_a_worker(ex, k_children, go, finished);
     // An outside thread (no slot of this one-worker pool... it leases one and helps).
     g->wait();
     EXPECT_EQ(finished.load(), k_children) << "round " << round;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -88,6 +89,31 @@ void parallel_for_with_partitioner(unsigned kind, heist::executor& ex, const Ran
       heist::parallel_for(ex, range, body, ap);
       break;
   }
+}
+
+// A task_group owned by a worker of `ex` (created inside one of its tasks: owner-counted),
+// holding `children` tasks that each wait for `go` and then count themselves in `finished`.
+// Returns once every child is spawned. Posts rather than submit().get(), so that the calling
+// thread, which would help in get(), runs none of the blocked children.
+inline std::unique_ptr<heist::task_group> group_owned_by_a_worker(heist::executor& ex, int children,
+                                                                  std::atomic<bool>& go,
+                                                                  std::atomic<int>& finished) {
+  std::unique_ptr<heist::task_group> g;
+  std::atomic<bool> spawned{false};
+  ex.post([&] {
+    g = std::make_unique<heist::task_group>();
+    for (int i = 0; i < children; ++i) {
+      g->run([&go, &finished] {
+        while (!go.load())
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+        finished.fetch_add(1);
+      });
+    }
+    spawned = true;
+  });
+  while (!spawned.load())
+    std::this_thread::yield();
+  return g;
 }
 
 // fib(n) with one spawn per call and no cutoff, on the current executor (the caller's when

@@ -44,21 +44,8 @@ TEST(OwnerCountedJoins, ForeignWaiterWaitsForChildrenTheOwnerCounted) {
   constexpr int k_children = 64;
   std::atomic<bool> go{false};
   std::atomic<int> finished{0};
-  std::unique_ptr<heist::task_group> g;
-  std::atomic<bool> spawned{false};
-  // post, not submit().get(): a helping get() could run a blocked child on this thread.
-  ex.post([&] {
-    g = std::make_unique<heist::task_group>();
-    for (int i = 0; i < k_children; ++i) {
-      g->run([&] {
-        while (!go.load())
-          std::this_thread::sleep_for(100us);
-        finished.fetch_add(1);
-      });
-    }
-    spawned = true;
-  });
-  ASSERT_TRUE(eventually([&] { return spawned.load(); }));
+  std::unique_ptr<heist::task_group> g =
+      heist_test::group_owned_by_a_worker(ex, k_children, go, finished);
   std::atomic<bool> returned{false};
   int seen_at_return = -1;
   std::thread waiter([&] {
