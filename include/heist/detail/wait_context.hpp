@@ -335,6 +335,7 @@ class wait_context {
     if (HEIST_UNLIKELY(m_owner.load(std::memory_order_relaxed) != self)) {  // O2
       // Claimed between the two reads: count in m_state. The child this finish counts out
       // (or the spawn being counted) keeps the group alive, so m_busy is still ours to reset.
+      // release: as O4 (pairs with C3's acquire); there is no O3 to publish here.
       m_busy.store(false, std::memory_order_release);
       return false;
     }
