@@ -4,9 +4,10 @@
 // The count and a "waiter sleeps" bit share one atomic word, so that the task finishing
 // last learns in the same RMW whether somebody must be woken, and clears the bit in that
 // same RMW:
-//   waiter:  m_waiter = my parker; CAS count -> count|k_sleeping (only while count > 0);
+//   waiter:  make the count exact (the owner folds m_local in, anyone else claims: below);
+//            m_waiter = my parker; CAS count -> count|k_sleeping (only while count > 0);
 //            re-check for work; block on the parker until k_group (or k_work) is set.
-//   last:    CAS (k_sleeping|1) -> 0; then signal m_waiter with k_group.
+//   last:    CAS (count 1 | k_sleeping) -> 0; then signal m_waiter with k_group.
 // One signal per arming: the bit goes away in the RMW that takes the count to zero, so a
 // task added after that (a run() concurrent with the end of wait()) finishes against a
 // word without the bit and signals nobody. (Clearing it later, in a second step, let such a
