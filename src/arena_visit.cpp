@@ -2,6 +2,8 @@
 // (inject), leases of a slot for a scope (arena_lease.hpp), and visits: a worker with nothing
 // to do at home leases a slot of a task_arena that has work. (Glossary:
 // scheduler_internal.hpp.)
+#include <thread>
+
 #include "heist/detail/arena_lease.hpp"
 #include "heist/detail/spawn.hpp"
 #include "scheduler_internal.hpp"
@@ -68,11 +70,19 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
   // producers spread over the buckets.
   const auto h =
       static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) * 0x9E3779B97F4A7C15ULL;
+  a.begin_injection();
   if (a.strict()) a.count_injected();
   a.inject().push(t, static_cast<std::size_t>(h >> 40));
   HEIST_PERTURB_POINT(inject_pushed);
   a.idle().notify_after_inject();
   if (a.strict()) attract_visitor(a);
+  a.end_injection();  // the last touch of `a`: it may be destroyed from here on
+}
+
+void arena::wait_for_injectors() const noexcept {
+  // acquire: pairs with end_injection's release; an injector is done with the arena.
+  while (m_injecting.load(std::memory_order_acquire) != 0)
+    std::this_thread::yield();
 }
 
 slot* begin_lease(thread_context& c, arena& a) noexcept {

@@ -93,13 +93,17 @@ executor_impl::executor_impl(executor_options options)
 }
 
 executor_impl::~executor_impl() {
-  // executor::~executor called shutdown(); this only covers a failed construction path.
-  std::lock_guard<std::mutex> lock(m_lifecycle_lock);
-  if (!m_joined) {
-    m_stop.store(true, std::memory_order_seq_cst);
-    idle().wake_all();
-    join_workers();
+  {
+    // executor::~executor called shutdown(); this only covers a failed construction path.
+    std::lock_guard<std::mutex> lock(m_lifecycle_lock);
+    if (!m_joined) {
+      m_stop.store(true, std::memory_order_seq_cst);
+      idle().wake_all();
+      join_workers();
+    }
   }
+  // An outside thread whose task already ran may still be inside inject() (arena.hpp).
+  m_arena->wait_for_injectors();
 }
 
 void executor_impl::worker_started(std::size_t index) noexcept {

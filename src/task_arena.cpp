@@ -35,6 +35,7 @@ class task_arena_state {
       std::this_thread::sleep_for(pause);
     }
     m_arena.exec().unregister_arena(m_arena);
+    m_arena.wait_for_injectors();
   }
 
   arena& get() noexcept { return m_arena; }

@@ -1,5 +1,5 @@
 // Many producers and consumers on the injection queue: every task comes out exactly once
-// (kind: stress).
+// (kind: stress); executors destroyed while an outside submitter is still inside its post().
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "heist/detail/injection_queue.hpp"
+#include "heist/heist.hpp"
 #include "test_support.hpp"
 
 using heist::detail::injection_queue;
@@ -49,4 +50,23 @@ TEST(InjectionStress, ProducersAndConsumersExactlyOnce) {
     bad += seen[i].load() != 1;
   EXPECT_EQ(bad, 0u);
   EXPECT_EQ(q.size(), 0u);
+}
+
+// An outside thread's task runs and finishes while that thread is still inside its submission
+// (after the push, waking a worker); the executor is destroyed the moment the task is seen to
+// have run. Destruction must wait for the submitter to be done with the arena (arena.hpp,
+// begin_injection): ThreadSanitizer reported the use after free before it did.
+TEST(InjectionStress, ExecutorDestroyedRightAfterAnOutsideSubmissionRan) {
+  const std::size_t rounds = heist_test::scaled(2000);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::atomic<bool> ran{false};
+    std::thread submitter;
+    {
+      heist::executor ex(1);
+      submitter = std::thread([&] { ex.post([&ran] { ran.store(true); }); });
+      while (!ran.load())
+        std::this_thread::yield();
+    }  // ~executor: the submitter may still be inside post()
+    submitter.join();
+  }
 }

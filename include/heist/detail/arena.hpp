@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "heist/detail/idle_state.hpp"
 #include "heist/detail/injection_queue.hpp"
@@ -58,6 +59,20 @@ class arena {
   std::size_t num_slots() const noexcept { return m_num_slots; }
   std::size_t first_leasable() const noexcept { return m_first_leasable; }
   bool strict() const noexcept { return m_strict; }
+  // Injections under way (inject(): from before the push until after its wake-up). The task
+  // an outside thread injects may run and finish, and the arena's owner see nothing left in
+  // flight and destroy the arena, while that thread is still in inject() after the push:
+  // whoever destroys an arena first waits for this count to reach zero.
+  void begin_injection() noexcept {
+    // relaxed: sequenced before the push (a release), which the task's runner acquires; the
+    // destroyer reads this only after that task finished, so it sees the increment.
+    m_injecting.fetch_add(1, std::memory_order_relaxed);
+  }
+  void end_injection() noexcept {
+    // release: this thread's last touch of the arena; pairs with wait_for_injectors.
+    m_injecting.fetch_sub(1, std::memory_order_release);
+  }
+  void wait_for_injectors() const noexcept;  // src/arena_visit.cpp
   injection_queue& inject() noexcept { return m_inject; }
   const injection_queue& inject() const noexcept { return m_inject; }
   idle_state& idle() noexcept { return m_idle; }
@@ -159,6 +174,7 @@ class arena {
   bool m_strict;
   int m_level = k_normal;
   injection_queue m_inject;
+  std::atomic<std::uint32_t> m_injecting{0};
   idle_state m_idle;
   std::atomic<std::size_t> m_high_water;
   std::atomic<std::size_t> m_occupants{0};
