@@ -159,7 +159,7 @@ class graph_runner {
   termination_weight m_pending;
   run_request* m_current = nullptr;
   arena* m_arena = nullptr;
-  wait_context m_run_group;
+  alignas(64) wait_context m_run_group;
 };
 
 }  // namespace heist::detail

@@ -104,7 +104,8 @@ inline slot* stats_slot(const thread_context& c) noexcept {
 }
 
 // --- running a task (inline: the hot path of every loop below) -------------------------------
-inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
+// One task: its group context, isolation and trace span, its statistics, and its group's count.
+inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   wait_context* const group = group_of(t);
   const bool counted_by_owner = owner_counted(t);
   const bool run = group == nullptr || !group->is_cancelled();
@@ -140,6 +141,18 @@ inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
     c.m_exec->count_external_finished(c, run);
   }
   if (group != nullptr) group->finish_task(&c, counted_by_owner);
+}
+
+// Runs `t`, then the continuation it handed over, if any, and so on.
+inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
+  for (;;) {
+    run_task(c, t, stolen);
+    // A continuation the task handed over as its last act (spawn.hpp, try_bypass).
+    t = c.m_bypass;
+    if (HEIST_LIKELY(t == nullptr)) return;
+    c.m_bypass = nullptr;
+    stolen = false;
+  }
 }
 
 // Runs `t` of arena `a` on the calling thread. A thread without a slot in `a` (an external

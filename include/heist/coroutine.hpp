@@ -2,8 +2,8 @@
 // task (symmetric transfer: chains of awaits use no stack), on a heist future, on
 // schedule(ex) and on task_group::join(); start() and sync_wait(). A suspended coroutine holds
 // no thread: it is resumed as a task, on the executor that completed what it waited for
-// (docs/design.md, "Coroutines"). Its frame comes from per-thread frame memory, not from the
-// global operator new, when it is at most 1 KiB.
+// (docs/design.md, "Coroutines"). Its frame comes from per-thread small-object memory
+// (small_object_pool.hpp), not from the global operator new, when it is at most 1 KiB.
 #pragma once
 
 #include <coroutine>
@@ -27,11 +27,6 @@ class task;
 
 namespace detail {
 
-// Frame memory (src/coroutine_frames.cpp): per-thread free lists of 64-byte size classes up
-// to 1 KiB, refilled in slabs; bigger frames use the global operator new.
-void* allocate_frame(std::size_t n);
-void deallocate_frame(void* p, std::size_t n) noexcept;
-
 template <class T>
 class task_promise_base {
  public:
@@ -46,10 +41,19 @@ class task_promise_base {
       if (wait_context* const group = p.m_group) {
         // A member of a task_group (run(task)): its exception goes to the group, its frame
         // goes away, and if it is the group's last member while a coroutine waits in
-        // join(), that coroutine continues here, by symmetric transfer.
+        // join(), that coroutine continues here, by symmetric transfer. A member its joiner
+        // ran inline (join_awaiter.hpp) continues that join instead.
         if (p.m_error) group->capture_exception(p.m_error);
+        join_awaiter* const joiner = p.m_inlined_by;
+        const bool owner_counted = p.m_owner_counted;
         h.destroy();
-        if (std::coroutine_handle<> joiner = group->finish_one_for_coroutine()) return joiner;
+        const thread_context* const self = t_context;
+        if (joiner != nullptr) {
+          group->finish_member(self, owner_counted);
+          return joiner->next();
+        }
+        if (std::coroutine_handle<> r = group->finish_member_and_take_joiner(self, owner_counted))
+          return r;
       }
       return std::noop_coroutine();
     }
@@ -58,11 +62,13 @@ class task_promise_base {
   final_awaiter final_suspend() noexcept { return {}; }
   void unhandled_exception() noexcept { m_error = std::current_exception(); }
 
-  static void* operator new(std::size_t n) { return allocate_frame(n); }
-  static void operator delete(void* p, std::size_t n) noexcept { deallocate_frame(p, n); }
+  static void* operator new(std::size_t n) { return allocate_small(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
 
   std::coroutine_handle<> m_continuation;
-  wait_context* m_group = nullptr;  // set when run as a member of a task_group
+  wait_context* m_group = nullptr;       // set when run as a member of a task_group
+  join_awaiter* m_inlined_by = nullptr;  // the join that runs this member inline, if any
+  bool m_owner_counted = false;          // the member's run() was counted by the owner
   std::exception_ptr m_error;
 };
 
@@ -109,8 +115,8 @@ struct detached {
     std::suspend_never final_suspend() noexcept { return {}; }
     void return_void() noexcept {}
     void unhandled_exception() noexcept { std::terminate(); }  // the bodies catch everything
-    static void* operator new(std::size_t n) { return allocate_frame(n); }
-    static void operator delete(void* p, std::size_t n) noexcept { deallocate_frame(p, n); }
+    static void* operator new(std::size_t n) { return allocate_small(n); }
+    static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
   };
 };
 
@@ -230,18 +236,24 @@ class future_awaiter final : public completion_callback {
 
 // Starts a member of a task_group (run(task<void>)): the coroutine owns its frame from now on
 // and frees it at its end (final_awaiter), which also counts it out of the group.
+// The member is counted in its group until it ends (final_awaiter), not until it first
+// suspends: by its owner without an RMW (owner_counted) when run() was called on the
+// group's owner thread, like a spawn (wait_context.hpp).
 struct group_start_job {
-  group_start_job(heist::task<void>&& t, wait_context* g) noexcept
-      : handle(task_access::release(t)), group(g) {}
+  group_start_job(heist::task<void>&& t, wait_context* g, bool counted_by_owner) noexcept
+      : handle(task_access::release(t)), group(g), owner_counted(counted_by_owner) {}
   std::coroutine_handle<task_promise<void>> handle;
   wait_context* group;
+  bool owner_counted;
   void operator()(task*) noexcept {
     if (group->is_cancelled()) {
       handle.destroy();
-      group->finish_one();
+      group->finish_member(t_context, owner_counted);
       return;
     }
-    handle.promise().m_group = group;
+    task_promise<void>& p = handle.promise();
+    p.m_group = group;
+    p.m_owner_counted = owner_counted;
     handle.resume();
   }
 };
@@ -250,11 +262,13 @@ template <class Task>
 void run_task_in_group(arena& a, wait_context& group, Task&& t) {
   static_assert(std::is_same_v<std::decay_t<Task>, heist::task<void>>,
                 "task_group::run takes a callable or a heist::task<void>");
-  group.add(1);  // counted until the coroutine ends, not until it first suspends
+  thread_context& c = current_context();
+  const bool owner_counted = group.try_add_owned(&c);
+  if (!owner_counted) group.add(1);
   try {
-    spawn<group_start_job>(a, nullptr, std::forward<Task>(t), &group);
+    spawn<group_start_job>(a, nullptr, std::forward<Task>(t), &group, owner_counted);
   } catch (...) {
-    group.finish_one();
+    group.finish_member(&c, owner_counted);
     throw;
   }
 }

@@ -67,7 +67,10 @@ class submit_job {
     } catch (...) {
       m_state->m_error = std::current_exception();
     }
-    m_state->complete();  // publishes the value or the error (release), fires a callback
+    // publishes the value or the error (release), fires a callback; the task's last act, so a
+    // continuation it queues may run next here (spawn.hpp, task_end_scope)
+    task_end_scope last_act;
+    m_state->complete();
   }
 
  private:
@@ -107,8 +110,10 @@ class then_job final : public completion_callback {
   void set_task(task* t) noexcept { m_task = t; }
 
   void fire() noexcept override {
+    arena& target = m_target != nullptr ? *m_target : continuation_arena(m_src->m_arena);
+    if (try_bypass(target, m_task)) return;
     try {
-      spawn_built(m_target != nullptr ? *m_target : continuation_arena(m_src->m_arena), m_task);
+      spawn_built(target, m_task);
     } catch (...) {
       // The executor is shut down (an outside completer): the continuation cannot run; its
       // future gets the error instead of never completing.
@@ -129,6 +134,7 @@ class then_job final : public completion_callback {
     } catch (...) {
       m_dst->m_error = std::current_exception();
     }
+    task_end_scope last_act;  // as submit_job's
     m_dst->complete();
   }
 

@@ -92,7 +92,7 @@ class task_group {
       : m_arena(&a), m_context(detail::current_group(), 0, detail::join_counting::owner) {}
 
   detail::arena* m_arena;
-  mutable detail::wait_context m_context;
+  alignas(64) mutable detail::wait_context m_context;  // its own cache line (see wait_context)
 };
 
 // Runs every function, in parallel, and returns when all have finished; the last runs on

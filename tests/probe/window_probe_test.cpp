@@ -1,8 +1,9 @@
 // Deterministic tests for the races of issue 9 whose window is a few instructions wide
-// (bugs 4, 5 and 6). Each installs a perturbation hook (include/heist/detail/perturb.hpp) at
-// the protocol step where the window opens and holds it open long enough for the other
-// threads to do what a busy machine would let them do. They need the perturbation build
-// (the `perturb` preset) and are skipped in every other build.
+// (bugs 4, 5 and 6), and for the windows of later protocols. Each installs a perturbation hook
+// (include/heist/detail/perturb.hpp) at the protocol step where the window opens and holds it
+// open long enough for the other threads to do what a busy machine would let them do. They
+// need the perturbation build (the `perturb` preset) and are skipped in every other build.
+// The joins' probes are in join_window_probe_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "heist/heist.hpp"
+#include "probe_support.hpp"
 #include "test_support.hpp"
 #include "watchdog.hpp"
 
@@ -21,22 +23,7 @@ using namespace std::chrono_literals;
 using heist_test::eventually;
 using heist_test::watchdog;
 
-#if HEIST_PERTURB
-namespace perturb = heist::detail::perturb;
-
-// Hooks replace the random delays at their point; the tests below also switch the random
-// delays off so that only the window they open matters.
-struct quiet_perturbation {
-  quiet_perturbation() { perturb::set_random_delays(false); }
-  ~quiet_perturbation() {
-    perturb::clear_hooks();
-    perturb::set_random_delays(true);
-  }
-};
-#define HEIST_NEEDS_PERTURB() quiet_perturbation quiet_
-#else
-#define HEIST_NEEDS_PERTURB() GTEST_SKIP() << "needs the perturbation build (preset perturb)"
-#endif
+using namespace heist_test::probe;
 
 // Bug 4. An isolated waiter pops a task of another region and pushes it back. Meanwhile an
 // idle worker looked at the (momentarily empty) deque and parked; the push back woke nobody
@@ -335,41 +322,6 @@ TEST(WindowProbe, ContinuationsRegisteredWhileAFutureCompletes) {
 #endif
 }
 
-#if HEIST_PERTURB
-heist::task<void> count_member(std::atomic<int>& members) {
-  members.fetch_add(1);
-  co_return;
-}
-#endif
-
-// co_await group.join(): the last member's finish is counted (the resumer not yet fired) while
-// the joining coroutine is still arming or already suspended: it is resumed exactly once, after
-// every member.
-TEST(WindowProbe, JoinResumedOnceWhenTheLastMemberFinishesLate) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("JoinResumedOnceWhenTheLastMemberFinishesLate", 60s);
-  perturb::set_hook(
-      perturb::point::group_finish_counted,
-      [](perturb::point, void*) { std::this_thread::sleep_for(50us); }, nullptr);
-  heist::executor ex(2);
-  std::atomic<int> members{0}, resumed{0};
-  auto joiner = [&]() -> heist::task<void> {
-    heist::task_group g;
-    for (int i = 0; i < 8; ++i)
-      g.run([&] { members.fetch_add(1); });
-    g.run(count_member(members));  // a coroutine member (a function: no dangling closure)
-    co_await g.join();
-    resumed.fetch_add(1);
-    EXPECT_EQ(members.load() % 9, 0);
-  };
-  for (int round = 0; round < 100; ++round)
-    heist::start(ex, joiner()).get();
-  EXPECT_EQ(resumed.load(), 100);
-  EXPECT_EQ(members.load(), 900);
-#endif
-}
-
 // Idle workers retire (issue 12). A worker's park timed out and it called on_worker_stop, but
 // has not yet handed its place to its placeholder (R1-R2), when work arrives: the waker takes
 // the worker itself off the list, so the retirement must fail and the worker must run it.
@@ -493,105 +445,6 @@ TEST(WindowProbe, PolledItemRegisteredWhileTheWorkerParks) {
     p->add(impl);     // the hook holds the window between counting and waking
     EXPECT_TRUE(eventually([&] { return ran.load(); }, 10s)) << "round " << round;
     EXPECT_EQ(g.get(), 1);
-  }
-#endif
-}
-
-// Owner-counted joins (issue 13). The owner of a group has marked itself busy (O1) and seen
-// the group still its own (O2), but not yet written its count (O3), when another thread
-// claims the group: the claimer must wait for the owner's change (C3) before it takes the
-// count over, or the spawn counted meanwhile is lost and its wait returns early.
-TEST(WindowProbe, GroupClaimedWhileItsOwnerChangesItsCount) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("GroupClaimedWhileItsOwnerChangesItsCount", 60s);
-  struct state {
-    std::atomic<bool> armed{false};
-    std::atomic<int> fired{0};
-    std::atomic<bool> claim_now{false};
-  } st;
-  perturb::set_hook(
-      perturb::point::owner_count_confirmed,
-      [](perturb::point, void* arg) {
-        auto& s = *static_cast<state*>(arg);
-        if (!s.armed.load() || s.fired.fetch_add(1) != 0) return;
-        s.claim_now = true;                 // the claimer starts now...
-        std::this_thread::sleep_for(20ms);  // ...while we sit between O2 and O3
-      },
-      &st);
-  heist::executor ex(2);
-  for (int round = 0; round < 5; ++round) {
-    st.armed = false;
-    st.fired = 0;
-    st.claim_now = false;
-    std::atomic<bool> go{false};
-    std::atomic<int> finished{0};
-    std::unique_ptr<heist::task_group> g;
-    std::atomic<bool> spawned{false};
-    ex.post([&] {
-      g = std::make_unique<heist::task_group>();
-      const auto child = [&] {
-        while (!go.load())
-          std::this_thread::sleep_for(100us);
-        finished.fetch_add(1);
-      };
-      g->run(child);
-      st.armed = true;
-      g->run(child);  // the hook opens the window inside this spawn's count
-      g->run(child);
-      spawned = true;
-    });
-    int seen = -1;
-    std::thread claimer([&] {
-      while (!st.claim_now.load())
-        std::this_thread::yield();
-      g->wait();
-      seen = finished.load();
-    });
-    ASSERT_TRUE(eventually([&] { return spawned.load(); }));
-    std::this_thread::sleep_for(10ms);
-    go = true;
-    claimer.join();
-    EXPECT_EQ(seen, 3) << "round " << round;
-    g.reset();
-  }
-#endif
-}
-
-// The other side of the same window: a claimer has cleared m_owner (C1) but not yet run the
-// barrier or taken m_local, while the owner finishes the children it counted itself. Those
-// finishes see the claim and count in m_state; the count the claimer then takes over must
-// still add up to exactly the children left.
-TEST(WindowProbe, OwnerFinishesItsChildrenWhileAClaimIsUnderWay) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("OwnerFinishesItsChildrenWhileAClaimIsUnderWay", 60s);
-  struct state {
-    std::atomic<bool>* go = nullptr;
-    std::atomic<int> fired{0};
-  } st;
-  perturb::set_hook(
-      perturb::point::group_claiming,
-      [](perturb::point, void* arg) {
-        auto& s = *static_cast<state*>(arg);
-        if (s.fired.fetch_add(1) != 0) return;
-        s.go->store(true);                  // the owner's children run now...
-        std::this_thread::sleep_for(20ms);  // ...while the claim sits between C1 and C2
-      },
-      &st);
-  heist::executor ex(1);  // one worker: the owner runs (and counts out) every child itself
-  for (int round = 0; round < 5; ++round) {
-    st.fired = 0;
-    std::atomic<bool> go{false};
-    st.go = &go;
-    constexpr int k_children = 50;
-    std::atomic<int> finished{0};
-    std::unique_ptr<heist::task_group> g =
-        heist_test::group_owned_by_a_worker(ex, k_children, go, finished);
-    // An outside thread (no slot of this one-worker pool... it leases one and helps).
-    g->wait();
-    EXPECT_EQ(finished.load(), k_children) << "round " << round;
-    g.reset();
   }
 #endif
 }

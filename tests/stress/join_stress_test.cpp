@@ -93,4 +93,48 @@ TEST(JoinStress, CoroutinesJoinGroupsOwnedByAnotherThread) {
   }
 }
 
+// Inline joins under stress: coroutine trees whose members are run inline by their joiner,
+// stolen, or suspended on promises that outside threads complete, or moved to another
+// executor, on every pool size; each leaf has its own counter, which must read exactly 1.
+heist::task<void> tree(int depth, int id, std::vector<std::atomic<int>>& leaves,
+                       std::vector<heist::promise<int>>& gates, heist::executor& other) {
+  if (depth == 0) {
+    if (id % 7 == 0) {
+      leaves[static_cast<std::size_t>(id)].fetch_add(
+          co_await gates[static_cast<std::size_t>(id)].get_future());
+    } else {
+      if (id % 5 == 0) co_await heist::schedule(other);
+      leaves[static_cast<std::size_t>(id)].fetch_add(1);
+    }
+    co_return;
+  }
+  heist::task_group g;
+  g.run(tree(depth - 1, 2 * id, leaves, gates, other));
+  g.run(tree(depth - 1, 2 * id + 1, leaves, gates, other));
+  co_await g.join();
+}
+
+TEST(JoinStress, InlineJoinsCountEveryLeafOnce) {
+  watchdog dog("InlineJoinsCountEveryLeafOnce", 300s);
+  constexpr int k_depth = 9;  // 512 leaves
+  constexpr std::size_t k_leaves = std::size_t{1} << k_depth;
+  for (std::size_t workers = 1; workers <= 4; ++workers) {
+    heist::executor ex(workers), other(1);
+    const std::size_t rounds = scaled(250);
+    for (std::size_t round = 0; round < rounds; ++round) {
+      std::vector<std::atomic<int>> leaves(2 * k_leaves);
+      std::vector<heist::promise<int>> gates(2 * k_leaves);
+      heist::future<void> f = heist::start(ex, tree(k_depth, 0, leaves, gates, other));
+      std::thread opener([&] {
+        for (std::size_t i = 0; i < gates.size(); i += 7)
+          gates[i].set_value(1);
+      });
+      f.get();
+      opener.join();
+      for (std::size_t i = 0; i < k_leaves; ++i)
+        ASSERT_EQ(leaves[i].load(), 1) << workers << " workers, round " << round << ", leaf " << i;
+    }
+  }
+}
+
 }  // namespace

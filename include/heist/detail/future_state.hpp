@@ -19,6 +19,7 @@
 
 #include "heist/detail/arena.hpp"
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/thread_context.hpp"
 #include "heist/detail/wait_context.hpp"
 
 namespace heist::detail {
@@ -34,6 +35,11 @@ class future_state : public wait_context {
   // is outside every executor; null for a promise made outside (then: the current arena of
   // the waiter, or the default executor's).
   explicit future_state(arena* a) noexcept : wait_context(nullptr, 1), m_arena(a) {}
+
+  // From the calling thread's small-object pool (thread_context.hpp): a then() link makes
+  // one state, and malloc's cost was most of a link's.
+  static void* operator new(std::size_t n) { return allocate_small(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
 
   void add_ref() noexcept {
     // relaxed: taking a new reference needs no ordering (the caller already holds one).

@@ -1,9 +1,20 @@
 // co_await group.join() (task_group.hpp): a suspended coroutine waits for a task_group
 // without a thread; the task that finishes the group last resumes it as a task.
+//
+// Inline joins. Most coroutine members of a group (task_group::run(task)) are never stolen:
+// when their joiner reaches co_await group.join(), the newest of them is still on top of the
+// joiner's own deque. The joiner then pops it and runs it itself by symmetric transfer,
+// instead of arming and going back to the scheduler (which would pop the same member, run
+// it, and resume the joiner from the member's end). The member remembers its joiner; when it
+// ends it counts itself out and continues the join (next()): the joiner's coroutine if the
+// group is done, the next member on top of the deque, or the armed wait. No stack grows
+// (each step is a symmetric transfer) and, with the group owner-counted, no atomic
+// read-modify-write is needed at all. docs/design.md "Inline joins" has the proof sketch.
 #pragma once
 
 #include <coroutine>
 #include <exception>
+#include <thread>
 
 #include "heist/detail/arena.hpp"
 #include "heist/detail/resume.hpp"
@@ -13,25 +24,47 @@ namespace heist::detail {
 
 void help_until(arena& a, wait_context& w);
 
+class join_awaiter;
+// If the top of the calling thread's deque is a coroutine member of `group`, pops it and
+// returns it, ready to run as inlined by `joiner` (src/coroutine_join.cpp); members found
+// cancelled are destroyed and counted out on the way. Null otherwise (the deque untouched).
+std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* joiner) noexcept;
+
 // co_await group.join(): suspends until the group's tasks are done; the last one resumes it.
 class join_awaiter final : public completion_callback {
  public:
   join_awaiter(wait_context& ctx, arena& a) noexcept : m_ctx(ctx), m_arena(a) {}
   bool await_ready() const noexcept { return m_ctx.done(); }
-  bool await_suspend(std::coroutine_handle<> h) {
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
     m_handle = h;
+    return next();
+  }
+
+  // What the join does next: resume the joiner (the group is done), run a member of the group
+  // that is on top of this thread's deque (inline join), or arm and let the last member
+  // resume the joiner (noop: this thread goes back to its scheduler). Also called by an
+  // inlined member when it ends.
+  std::coroutine_handle<> next() noexcept {
+    if (m_ctx.done()) return m_handle;
+    if (std::coroutine_handle<> member = take_inline_member(m_ctx, this)) return member;
     switch (m_ctx.arm_resumer(this)) {
       case wait_context::arm_result::armed:
-        return true;
+        return std::noop_coroutine();
       case wait_context::arm_result::done:
-        return false;
+        return m_handle;
       case wait_context::arm_result::busy:
         // Another thread already sleeps in wait() on this group: help until it is done.
-        help_until(m_arena, m_ctx);
-        return false;
+        try {
+          help_until(m_arena, m_ctx);
+        } catch (...) {  // no stack extension available: wait without helping
+          while (!m_ctx.done())
+            std::this_thread::yield();
+        }
+        return m_handle;
     }
-    return false;
+    return m_handle;
   }
+
   void fire() noexcept override { resume_in(continuation_arena(&m_arena), m_handle); }
   std::coroutine_handle<> coroutine() const noexcept override { return m_handle; }
   void await_resume() {

@@ -280,7 +280,7 @@ class loop_scope {
   arena& m_arena;
   thread_context& m_thread;
   arena_lease m_lease;
-  wait_context m_ctx;
+  alignas(64) wait_context m_ctx;
 };
 
 // Spawns fn as a task of the loop's group. Loops give work away from an empty deque (see

@@ -28,7 +28,7 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
   T acc = *loop.m_identity;
   std::optional<T> results[k_max_children];
   std::size_t children = 0;
-  wait_context kids(current_group(), 0, join_counting::owner);
+  alignas(64) wait_context kids(current_group(), 0, join_counting::owner);
   // Children refer to `results`: whatever happens here, wait for them before leaving. A
   // leaf's exception goes to `kids` (cancelling the children) and is rethrown by the join.
   try {

@@ -23,7 +23,7 @@ T tree_reduce(const reduce_loop<T, Body, Join>& loop, R range) {
   if (!range.is_divisible()) return loop.leaf(range, *loop.m_identity);
   R right(range, heist::split{});
   std::optional<T> right_result;
-  wait_context kids(current_group(), 0, join_counting::owner);
+  alignas(64) wait_context kids(current_group(), 0, join_counting::owner);
   spawn_in(loop, kids,
            [&loop, &right, &right_result] { right_result.emplace(tree_reduce(loop, right)); });
   // The child refers to `right` and `right_result`: wait for it even if the left side throws.

@@ -54,6 +54,7 @@ enum class point : std::uint32_t {
   poll_registered,           // a polled item was counted as pending; no fence, no wake-up yet
   owner_count_confirmed,     // a group's owner is busy and saw m_owner still its; no store yet
   group_claiming,            // a non-owner cleared a group's owner; no barrier, no fold yet
+  member_inlined,            // a joiner popped its group's member to run inline; not started
   count
 };
 

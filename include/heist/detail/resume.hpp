@@ -29,6 +29,19 @@ struct resume_job {
 // outside it), resumes it here instead: a coroutine is never left suspended for good.
 inline void resume_in(arena& a, std::coroutine_handle<> h) noexcept {
   try {
+    thread_context* const c = t_context;
+    if (c != nullptr && c->m_at_task_end && c->m_bypass == nullptr) {
+      // The completing task's last act: the coroutine may continue next on this thread.
+      task* const t = build_task<resume_job>(*c, nullptr, h);
+      if (try_bypass(a, t)) return;
+      try {
+        spawn_built(a, t);
+      } catch (...) {
+        c->m_pool.deallocate(t);  // not queued: still ours (resume_job needs no destructor)
+        throw;
+      }
+      return;
+    }
     spawn<resume_job>(a, nullptr, h);
   } catch (...) {
     h.resume();

@@ -182,6 +182,44 @@ inline void spawn_built(arena& a, task* t) {
   inject(a, c, t);
 }
 
+// The bypass. A task whose last act completes a future (submit()'s task, a then()
+// continuation) calls that completion inside a task_end_scope; a continuation that the
+// completion queues into this thread's own arena is then handed to execute_task, which runs
+// it as soon as the running task returns, instead of being pushed: no deque operation, no
+// wake-up, and no idle thread stealing the next link of a then() chain. One task at most
+// (m_bypass); it must be as eligible to run here as the running task (same isolation), and a
+// task is never left in m_bypass while anything else could wait for it (only code that
+// returns to execute_task at once runs inside the scope).
+class task_end_scope {
+ public:
+  task_end_scope() noexcept : m_context(t_context) {
+    if (m_context != nullptr) m_context->m_at_task_end = true;
+  }
+  ~task_end_scope() {
+    if (m_context != nullptr) m_context->m_at_task_end = false;
+  }
+  task_end_scope(const task_end_scope&) = delete;
+  task_end_scope& operator=(const task_end_scope&) = delete;
+
+ private:
+  thread_context* m_context;
+};
+
+// True if `t` (built, not queued) was handed to the bypass: `a` is this thread's arena and
+// the running task is in its last act (task_end_scope).
+HEIST_ALWAYS_INLINE bool try_bypass(arena& a, task* t) noexcept {
+  thread_context* const c = t_context;
+  if (c == nullptr || !c->m_at_task_end || c->m_bypass != nullptr || c->m_slot == nullptr ||
+      c->m_arena != &a) {
+    return false;
+  }
+  // relaxed: this thread built `t` or got it through the future's synchronization.
+  if (t->m_isolation.load(std::memory_order_relaxed) != c->m_isolation) return false;
+  c->m_slot->m_counters.created.bump();  // counted like a spawn; execute_task counts it out
+  c->m_bypass = t;
+  return true;
+}
+
 // The group the calling thread's running task belongs to: the parent of new groups, so
 // that cancelling a group cancels the groups created inside its tasks.
 inline wait_context* current_group() noexcept {

@@ -37,7 +37,7 @@ struct task {
   alignas(16) std::byte m_storage[96];
 };
 
-inline constexpr std::uintptr_t k_owner_counted_bit = 1;  // wait_contexts are 64-aligned
+inline constexpr std::uintptr_t k_owner_counted_bit = 1;  // wait_contexts are 8-aligned
 inline wait_context* group_of(const task* t) noexcept {
   return reinterpret_cast<wait_context*>(reinterpret_cast<std::uintptr_t>(t->m_group) &
                                          ~k_owner_counted_bit);

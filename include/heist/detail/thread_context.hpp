@@ -9,6 +9,7 @@
 
 #include "heist/detail/idle_state.hpp"
 #include "heist/detail/parker.hpp"
+#include "heist/detail/small_object_pool.hpp"
 #include "heist/detail/task_pool.hpp"
 
 namespace heist::detail {
@@ -55,7 +56,13 @@ struct thread_context : scheduling_state {
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;
   std::uint64_t m_rng;  // victim selection for threads without a slot
+  // The bypass (spawn.hpp, try_bypass): a continuation queued by the running task's last act
+  // (completing the future it waits for), which execute_task runs next on this thread
+  // instead of pushing it on the deque; m_at_task_end: the running task is in that last act.
+  task* m_bypass = nullptr;
+  bool m_at_task_end = false;
   task_pool m_pool;
+  small_object_pool m_small;  // coroutine frames, futures' states (allocate_small)
   parker m_parker;
   sleeper m_sleeper;
 };
@@ -70,6 +77,29 @@ HEIST_ALWAYS_INLINE thread_context& current_context() {
   thread_context* c = t_context;
   if (HEIST_LIKELY(c != nullptr)) return *c;
   return make_external_context();
+}
+
+// Small-object memory (small_object_pool.hpp): the calling thread's pool; bigger blocks use
+// the global operator new; a thread outside heist uses the depot (src/small_objects.cpp).
+// Blocks are 16-byte aligned. deallocate_small takes the size given to allocate_small.
+void* allocate_small_outside(std::size_t n);
+void deallocate_small_outside(void* p, std::size_t n) noexcept;
+HEIST_ALWAYS_INLINE void* allocate_small(std::size_t n) {
+  const std::size_t c = small_object_pool::class_of(n);
+  thread_context* const self = t_context;
+  if (HEIST_LIKELY(self != nullptr && c < small_object_pool::k_classes)) {
+    return self->m_small.allocate(c);
+  }
+  return allocate_small_outside(n);
+}
+HEIST_ALWAYS_INLINE void deallocate_small(void* p, std::size_t n) noexcept {
+  const std::size_t c = small_object_pool::class_of(n);
+  thread_context* const self = t_context;
+  if (HEIST_LIKELY(self != nullptr && c < small_object_pool::k_classes)) {
+    self->m_small.deallocate(p, c);
+    return;
+  }
+  deallocate_small_outside(p, n);
 }
 
 }  // namespace heist::detail

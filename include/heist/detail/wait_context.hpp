@@ -151,11 +151,14 @@ class wait_context {
     }
   }
 
-  // finish_one for a coroutine member of a task_group ending (coroutine.hpp): if this ends
-  // the group and a coroutine waits in join(), returns it for the caller to resume by
-  // symmetric transfer (the caller is that member's final suspension: no new task, no stack);
-  // otherwise does what finish_one does and returns null.
-  std::coroutine_handle<> finish_one_for_coroutine() noexcept {
+  // A coroutine member of a task_group ended (coroutine.hpp) on thread `self` (null: a thread
+  // outside heist); `owner_counted`: its run() was counted by try_add_owned. If this ends the
+  // group and a coroutine waits in join(), returns it for the caller to resume by symmetric
+  // transfer (the caller is that member's final suspension: no new task, no stack);
+  // otherwise does what finish_task does and returns null.
+  std::coroutine_handle<> finish_member_and_take_joiner(const thread_context* self,
+                                                        bool owner_counted) noexcept {
+    if (owner_counted && self != nullptr && change_owned(self, -1)) return {};
     if (HEIST_LIKELY(!count_change(-1))) return {};
     HEIST_PERTURB_POINT(group_finish_counted);
     if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
@@ -163,6 +166,14 @@ class wait_context {
     }
     wake_waiter();
     return {};
+  }
+  // A coroutine member ended, was skipped (cancelled) or could not be spawned, on thread
+  // `self` (null: outside heist); a coroutine waiting in join() is fired (resumed as a task).
+  // Also for a member its joiner ran inline (join_awaiter::next): that joiner has not
+  // armed, so a resumer armed meanwhile is another joiner's.
+  void finish_member(const thread_context* self, bool owner_counted) noexcept {
+    if (owner_counted && self != nullptr && change_owned(self, -1)) return;
+    finish_one();
   }
 
   // Any thread. The owner reads m_local + count; any other thread claims the group first.
@@ -460,7 +471,11 @@ class wait_context {
     return false;
   }
 
-  alignas(64) std::atomic<std::uint64_t> m_state;
+  // Not over-aligned here: a future's state (count 1) lives in 16-byte-aligned pool memory.
+  // The groups that count many tasks (task_group, the loops' child groups, a graph run) put
+  // their wait_context on a cache line of its own (alignas(64) where they declare it), so that
+  // thieves' RMWs on m_state do not share a line with the owner's other data.
+  std::atomic<std::uint64_t> m_state;
   // The owner (see the file comment), or null: counted in m_state only.
   std::atomic<const thread_context*> m_owner{nullptr};
   std::atomic<std::int64_t> m_local{0};  // the owner's part of the count

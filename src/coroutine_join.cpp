@@ -1,0 +1,57 @@
+// Inline joins (include/heist/detail/join_awaiter.hpp): a coroutine in co_await group.join()
+// takes the group's member on top of its own deque and runs it itself.
+//
+// Only the deque's owner pops, and what it pops is its own to run (Chase-Lev: a task is
+// popped or stolen, never both), so the member is checked after the pop; a task that is not a
+// member of the group goes back on the deque at once, and a thief that looked at the deque in
+// between is woken like after any spawn. A popped member counts as run here for executor
+// accounting (wait_idle, statistics), as execute_task would count it.
+#include <heist/coroutine.hpp>
+
+#include "scheduler_internal.hpp"
+
+namespace heist::detail {
+
+std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* joiner) noexcept {
+  thread_context* const c = t_context;
+  if (c == nullptr || c->m_slot == nullptr) return {};
+  slot& s = *c->m_slot;
+  for (;;) {
+    task* const t = s.m_deque.pop();
+    if (t == nullptr) return {};
+    if (t->m_invoke != &invoke_job<group_start_job> ||
+        task_closure<group_start_job>(t).group != &group) {
+      // Not ours: back on top, where it was. The pop made room, so the push cannot grow the
+      // ring (and cannot throw).
+      bool was_empty = false;
+      try {
+        was_empty = s.m_deque.push(t);
+      } catch (...) {
+        std::terminate();
+      }
+      arena& a = *c->m_arena;
+      a.idle().notify_after_spawn(was_empty);
+      if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
+      return {};
+    }
+    HEIST_PERTURB_POINT(member_inlined);
+    const group_start_job job = task_closure<group_start_job>(t);
+    t->m_invoke(t, false);  // destroys the closure (the handle is a plain copy)
+    c->m_pool.deallocate(t);
+    if (slot* stats = stats_slot(*c)) stats->m_counters.executed.bump();
+    // release: as execute_task's (executor_impl::in_flight).
+    s.m_counters.finished.bump_release();
+    if (group.is_cancelled()) {
+      job.handle.destroy();
+      group.finish_member(c, job.owner_counted);
+      continue;
+    }
+    task_promise<void>& p = job.handle.promise();
+    p.m_group = &group;
+    p.m_owner_counted = job.owner_counted;
+    p.m_inlined_by = joiner;
+    return job.handle;
+  }
+}
+
+}  // namespace heist::detail
