@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -149,17 +150,25 @@ TEST(Bypass, AThenChainCompletedByATaskRunsOnOneThread) {
 
 TEST(Bypass, ACoroutineAwaitingASubmittedTaskContinuesWhereTheTaskRan) {
   heist::executor ex(2);
-  for (int round = 0; round < 50; ++round) {
+  for (int round = 0; round < 20; ++round) {
     std::thread::id ran_on, resumed_on;
+    std::atomic<bool> go{false};
     auto body = [&]() -> heist::task<int> {
       const int v = co_await ex.submit([&] {
+        // Held until the coroutine has surely suspended on the future (had the value come
+        // first, the coroutine would simply go on where it was).
+        while (!go.load())
+          std::this_thread::yield();
         ran_on = std::this_thread::get_id();
         return 7;
       });
       resumed_on = std::this_thread::get_id();
       co_return v;
     };
-    EXPECT_EQ(heist::start(ex, body()).get(), 7);
+    heist::future<int> f = heist::start(ex, body());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    go = true;
+    EXPECT_EQ(f.get(), 7);
     EXPECT_EQ(ran_on, resumed_on) << "round " << round;
   }
 }

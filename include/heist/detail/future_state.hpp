@@ -90,8 +90,8 @@ class future_state : public wait_context {
     return reinterpret_cast<completion_callback*>(std::uintptr_t{1});
   }
 
-  std::atomic<int> m_refs{1};
   std::atomic<completion_callback*> m_callback{nullptr};
+  std::atomic<int> m_refs{1};  // with the two flags: one 8-byte word
   std::atomic<bool> m_satisfied{false};
   std::atomic<bool> m_retrieved{false};
 };

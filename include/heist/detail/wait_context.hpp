@@ -479,10 +479,11 @@ class wait_context {
   // The owner (see the file comment), or null: counted in m_state only.
   std::atomic<const thread_context*> m_owner{nullptr};
   std::atomic<std::int64_t> m_local{0};  // the owner's part of the count
-  std::atomic<bool> m_busy{false};       // the owner is changing m_local (O1..O4)
   std::atomic<parker*> m_waiter{nullptr};
   std::atomic<completion_callback*> m_resumer{nullptr};
   wait_context* m_parent;
+  // The one-byte fields together (a future's state is a suspended coroutine's main cost).
+  std::atomic<bool> m_busy{false};  // the owner is changing m_local (O1..O4)
   std::atomic<bool> m_cancel{false};
   static constexpr std::uint8_t k_no_exception = 0;
   static constexpr std::uint8_t k_writing_exception = 1;
