@@ -15,6 +15,12 @@ namespace heist::detail {
 std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* joiner) noexcept {
   thread_context* const c = t_context;
   if (c == nullptr || c->m_slot == nullptr) return {};
+  // Symmetric transfer is a tail call in optimized builds, and a chain of inline joins runs
+  // on one stack frame; in sanitizer and unoptimized builds each transfer keeps its frame, so
+  // a fork-join tree of coroutines joined inline would grow the stack by the tree's size
+  // (ASan overflowed at fib(22)). Below the helping waits' headroom mark the join arms
+  // instead: the coroutine suspends and every transfer on the stack returns.
+  if (HEIST_UNLIKELY(stack_is_low(*c))) return {};
   slot& s = *c->m_slot;
   for (;;) {
     task* const t = s.m_deque.pop();
