@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "heist/heist.hpp"
 #include "test_support.hpp"
@@ -191,4 +192,34 @@ TEST(NoAllocation, CoroutineFramesDoNotComeFromOperatorNew) {
   const long s = heist::start(ex, counted_awaits(news_during)).get();
   EXPECT_EQ(s, 1000L * 999 / 2 + k_awaits * (k_awaits - 1) / 2 + 987 + 987);
   EXPECT_EQ(news_during.load(), 0u);
+}
+
+// A thread outside heist (no thread context) makes and drops futures' states: they come from
+// the small-object depot (src/small_objects.cpp), not from the global operator new, and the
+// thread stays outside heist throughout.
+TEST(NoAllocation, FutureStatesOfAThreadOutsideHeistComeFromTheDepot) {
+  std::size_t news_during = ~std::size_t{0};
+  bool stayed_outside = false;
+  long sum = 0;
+  std::thread outside([&] {
+    auto round = [&sum] {
+      heist::promise<int> p;
+      heist::future<int> f = p.get_future();
+      p.set_value(1);
+      sum += f.get();
+    };
+    for (int i = 0; i < 100; ++i)
+      round();  // warm: the depot carves its slab
+    g_news = 0;
+    g_counting = true;
+    for (int i = 0; i < 10000; ++i)
+      round();
+    g_counting = false;
+    news_during = g_news.load();
+    stayed_outside = heist::detail::t_context == nullptr;
+  });
+  outside.join();
+  EXPECT_EQ(sum, 10100);
+  EXPECT_TRUE(stayed_outside);
+  EXPECT_EQ(news_during, 0u);
 }
