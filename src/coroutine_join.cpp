@@ -25,10 +25,13 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
   for (;;) {
     task* const t = s.m_deque.pop();
     if (t == nullptr) return {};
+    // relaxed: our own deque's task, pushed by this thread.
     if (t->m_invoke != &invoke_job<group_start_job> ||
-        task_closure<group_start_job>(t).group != &group) {
-      // Not ours: back on top, where it was. The pop made room, so the push cannot grow the
-      // ring (and cannot throw).
+        task_closure<group_start_job>(t).group != &group ||
+        t->m_isolation.load(std::memory_order_relaxed) != c->m_isolation) {
+      // Not ours (or of another isolation region than the running task, which an isolated
+      // waiter below us must not run: the scheduler will): back on top, where it was. The pop made
+      // room, so the push cannot grow the ring (and cannot throw).
       bool was_empty = false;
       try {
         was_empty = s.m_deque.push(t);
