@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "heist/detail/partition_affinity.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 
@@ -232,6 +233,38 @@ TEST(ParallelFor, AffinityGivesEachWorkerItsShareAgain) {
     EXPECT_EQ(ran_on[0], 0) << "call " << call;
     EXPECT_EQ(ran_on[n / 2], 1) << "call " << call;
   }
+}
+
+TEST(ParallelFor, AffinityThiefTakesAtMostHalfOfWhatIsLeftInAShare) {
+  // A thief's leaf size was learnt on its own share; on an imbalanced loop it must not take
+  // a whole such leaf from the expensive end of another share (EPCC loop 2 lost 10% so).
+  heist::detail::affinity_state st;
+  st.layout(2, 100);  // shares [0, 50) and [50, 100)
+  std::size_t lo = 0, hi = 0;
+  ASSERT_TRUE(st.take_front(1, 50, lo, hi));  // share 1 used up
+  EXPECT_EQ(lo, 50u);
+  EXPECT_EQ(hi, 100u);
+  ASSERT_TRUE(st.take_front(0, 2, lo, hi));  // the owner of share 0 has [0, 2)
+  std::vector<int> taken(100, 0);
+  for (std::size_t i = 0; i < 2; ++i)
+    ++taken[i];
+  std::size_t left = 48;
+  std::size_t steals = 0;
+  while (st.steal_back(64, lo, hi)) {  // a leaf of 64 learnt elsewhere
+    EXPECT_EQ(hi - lo, (left + 1) / 2) << "steal " << steals;
+    for (std::size_t i = lo; i < hi; ++i)
+      ++taken[i];
+    left -= hi - lo;
+    ++steals;
+  }
+  EXPECT_EQ(left, 0u);
+  EXPECT_EQ(steals, 6u);  // 48 -> 24 -> 12 -> 6 -> 3 -> 1 -> 0
+  for (std::size_t i = 0; i < 50; ++i)
+    EXPECT_EQ(taken[i], 1) << "iteration " << i;
+  // The leaf still bounds a steal from a share with plenty left.
+  st.layout(2, 100);
+  ASSERT_TRUE(st.steal_back(4, lo, hi));
+  EXPECT_EQ(hi - lo, 4u);
 }
 
 TEST(ParallelFor, CallingThreadTakesPart) {
