@@ -102,10 +102,12 @@ inline bool with_backend(const std::string& key, int threads, F&& f) {
 
 // Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
 // selected backend and thread count. The machine is shared and noisy, so repetitions are
-// interleaved: each round runs every backend once, in an order rotated every round (a fresh
-// pool each time; the first round adds one untimed warm-up run), so that a slow spell or a
-// neighbour's spinning threads hit all backends alike. `setup()` runs
-// before each repetition, untimed. The checksum must equal `expected` (the serial result).
+// interleaved: each round runs every (thread count, backend) pair once, in an order rotated
+// every round (a fresh pool each time; the first round adds one untimed warm-up run), so that
+// a slow spell or a neighbour's spinning threads hit all backends and thread counts alike.
+// Sample k of every row comes from round k, so ratios between rows (a backend's T1/T2) can be
+// taken round by round (paired_scaling). `setup()` runs before each repetition, untimed. The
+// checksum must equal `expected` (the serial result).
 template <class WithBackend, class Body>
 inline void timed_case_with(context& x, WithBackend&& with, const std::vector<int>& thread_counts,
                             const std::string& group, const std::string& key,
@@ -113,9 +115,9 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
                             int reps, std::uint64_t expected, const std::function<void()>& setup,
                             Body&& body) {
   if (!x.cfg.wants_workload(key, true)) return;
+  std::vector<result> rows;
+  std::vector<std::string> row_keys;
   for (int threads : thread_counts) {
-    std::vector<result> rows;
-    std::vector<std::string> row_keys;
     for (const backend_key& k : keys) {
       if (!x.cfg.wants_backend(k.key, k.quick)) continue;
       if (std::string(k.key) == "serial" && threads != 1) continue;  // serial is one thread
@@ -127,40 +129,45 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
       rows.push_back(std::move(r));
       row_keys.push_back(k.key);
     }
-    std::vector<bool> available(rows.size(), true);
-    for (int round = 0; round < reps; ++round) {
-      for (std::size_t j = 0; j < rows.size(); ++j) {
-        // Rotate the order every round, and let the previous runtime's idle threads settle
-        // first: libgomp spins for milliseconds after a parallel region and would otherwise
-        // slow down whichever backend always runs next.
-        const std::size_t i = (j + static_cast<std::size_t>(round)) % rows.size();
-        if (!available[i]) continue;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        result& r = rows[i];
-        available[i] = with(row_keys[i], threads, [&](auto& b) {
-          r.backend = b.name();
-          for (int run = round == 0 ? 0 : 1; run <= 1; ++run) {  // run 0: warm-up
-            if (setup) setup();
-            std::uint64_t sum = 0;
-            const double s = time_once([&] { sum = body(b); });
-            if (sum != expected) {
-              std::fprintf(stderr, "heist-bench: %s on %s gave %llu, expected %llu\n",
-                           workload.c_str(), r.backend.c_str(),
-                           static_cast<unsigned long long>(sum),
-                           static_cast<unsigned long long>(expected));
-              std::exit(1);
-            }
-            if (run == 1) r.samples.push_back(s * 1e3);
-          }
-        });
-      }
-    }
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+  }
+  std::vector<bool> available(rows.size(), true);
+  for (int round = 0; round < reps; ++round) {
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      // Rotate the order every round, and let the previous runtime's idle threads settle
+      // first: libgomp spins for milliseconds after a parallel region and would otherwise
+      // slow down whichever backend always runs next.
+      const std::size_t i = (j + static_cast<std::size_t>(round)) % rows.size();
       if (!available[i]) continue;
-      rows[i].stats = summarize(rows[i].samples);
-      print_progress(rows[i]);
-      x.results.push_back(std::move(rows[i]));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      result& r = rows[i];
+      available[i] = with(row_keys[i], r.threads, [&](auto& b) {
+        r.backend = b.name();
+        for (int run = round == 0 ? 0 : 1; run <= 1; ++run) {  // run 0: warm-up
+          if (setup) setup();
+          std::uint64_t sum = 0;
+          const double s = time_once([&] { sum = body(b); });
+          if (sum != expected) {
+            std::fprintf(stderr, "heist-bench: %s on %s gave %llu, expected %llu\n",
+                         workload.c_str(), r.backend.c_str(),
+                         static_cast<unsigned long long>(sum),
+                         static_cast<unsigned long long>(expected));
+            std::exit(1);
+          }
+          if (run == 1) r.samples.push_back(s * 1e3);
+        }
+      });
     }
+  }
+  std::vector<result> done;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!available[i]) continue;
+    rows[i].stats = summarize(rows[i].samples);
+    done.push_back(std::move(rows[i]));
+  }
+  note_paired_scaling(done);
+  for (result& r : done) {
+    print_progress(r);
+    x.results.push_back(std::move(r));
   }
 }
 

@@ -85,6 +85,24 @@ void print_progress(const result& r) {
   std::fflush(stdout);
 }
 
+void note_paired_scaling(std::vector<result>& rows) {
+  for (result& r : rows) {
+    if (r.threads <= 1 || r.unit != "ms" || r.samples.size() < 3) continue;
+    const result* one = find(rows, r.workload, r.backend, 1);
+    if (one == nullptr || one->samples.size() != r.samples.size()) continue;
+    std::vector<double> ratios;
+    for (std::size_t k = 0; k < r.samples.size(); ++k) {
+      if (r.samples[k] > 0) ratios.push_back(one->samples[k] / r.samples[k]);
+    }
+    const summary s = summarize(ratios);
+    char b[96];
+    std::snprintf(b, sizeof b, "T1/T%d %.2f (p10..p90 %.2f..%.2f)", r.threads, s.median, s.p10,
+                  s.p90);
+    if (!r.note.empty()) r.note += "; ";
+    r.note += b;
+  }
+}
+
 void print_table(const std::vector<result>& rs) {
   std::printf("\n%-24s %3s  %-22s %12s %-9s %21s %9s %8s  %s\n", "workload", "thr", "backend",
               "median", "unit", "p10 .. p90", "vs heist", "speedup", "note");

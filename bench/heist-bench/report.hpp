@@ -12,6 +12,11 @@ namespace bench {
 
 void print_header(const machine_info& m, const config& cfg);
 void print_progress(const result& r);
+// For each row at n > 1 threads with a 1-thread row of the same backend and workload, timed
+// in the same rounds (timed_case_with): notes the scaling T1/Tn taken round by round (sample k
+// of both rows comes from round k), median and p10..p90. A ratio of medians taken minutes
+// apart would mostly measure how the machine's load changed in between.
+void note_paired_scaling(std::vector<result>& rows);
 void print_table(const std::vector<result>& results);
 void write_report(const config& cfg, const machine_info& m, const std::vector<result>& results);
 
