@@ -148,8 +148,7 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
           const double s = time_once([&] { sum = body(b); });
           if (sum != expected) {
             std::fprintf(stderr, "heist-bench: %s on %s gave %llu, expected %llu\n",
-                         workload.c_str(), r.backend.c_str(),
-                         static_cast<unsigned long long>(sum),
+                         workload.c_str(), r.backend.c_str(), static_cast<unsigned long long>(sum),
                          static_cast<unsigned long long>(expected));
             std::exit(1);
           }
