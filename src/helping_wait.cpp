@@ -22,7 +22,7 @@ namespace heist::detail {
 
 namespace {
 // The helping loop proper; `own` says whether the thread holds a slot of `a`.
-void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
+HEIST_ALWAYS_INLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
   const task_filter f{c.m_isolation};
   while (!w.done()) {
     found_task found;
