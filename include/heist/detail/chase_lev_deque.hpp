@@ -20,12 +20,6 @@
 //    together are smaller than the live one: memory stays under twice the peak capacity.
 //  * A failed steal CAS is reported as `lost_race`, never as `empty`: the sleep protocol must
 //    not treat it as "no work" (bug 7).
-//
-// Asymmetric mode (fence-free pops, chosen at construction): the owner's T4 is a compiler
-// barrier, and a thief that found an element to take runs a process-wide barrier (SA,
-// membarrier) before it reads bottom and the slot again; the T4/S2 pair becomes an
-// asymmetric Dekker pair. Executors use it on processes confined to few CPUs (slot.hpp);
-// docs/design.md "Fence-free pops" has the proof.
 #pragma once
 
 #include <atomic>
