@@ -5,18 +5,11 @@
 // that is running a thread of this process (an asymmetric Dekker pair, as in liburcu and
 // folly's asymmetricHeavyBarrier). Without it (not Linux, an old kernel, a seccomp filter that
 // refuses the call) owner counting stays off and every group counts with atomic RMWs.
-// The same barrier lets deques pop without a fence (chase_lev_deque's asymmetric mode: the
-// thief that would take an element pays for it), on a process confined to at most
-// k_fence_free_pop_max_cpus CPUs, since each such steal interrupts every one of them.
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <optional>
-#include <thread>
 
-#include "heist/detail/cpu_limits.hpp"
 #include "heist/detail/wait_context.hpp"
 
 #if defined(__linux__)
@@ -44,13 +37,7 @@ void enable_owner_counting() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
     // relaxed: see g_owner_counting; a group created before this counts in m_state only.
-    const bool barrier = register_barrier();
-    g_owner_counting.store(barrier, std::memory_order_relaxed);
-    // Fence-free pops make every steal interrupt each CPU that runs a thread of this
-    // process: on few CPUs only (wait_context.hpp, k_fence_free_pop_max_cpus).
-    const std::optional<std::size_t> cpus = affinity_cpu_count();
-    const std::size_t n = cpus ? *cpus : std::max(1u, std::thread::hardware_concurrency());
-    g_fence_free_pops.store(barrier && n <= k_fence_free_pop_max_cpus, std::memory_order_relaxed);
+    g_owner_counting.store(register_barrier(), std::memory_order_relaxed);
   });
 }
 

@@ -29,13 +29,6 @@
 #include <type_traits>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/perturb.hpp"
-
-namespace heist::detail {
-// A full memory barrier on every CPU running a thread of this process (membarrier;
-// src/owner_counting.cpp). Only called where the caller knows it was registered.
-void process_wide_barrier() noexcept;
-}  // namespace heist::detail
 
 namespace heist::detail {
 
@@ -83,11 +76,7 @@ class chase_lev_deque {
   };
 
  public:
-  // asymmetric: the owner's pop runs without a fence and every thief that finds the deque
-  // non-empty pays with process_wide_barrier() instead (see pop and steal_if). Only when
-  // that barrier is registered; fixed for the deque's life, so owner and thieves agree.
-  explicit chase_lev_deque(std::int64_t initial_capacity = 256, bool asymmetric = false)
-      : m_asymmetric(asymmetric) {
+  explicit chase_lev_deque(std::int64_t initial_capacity = 256) {
     std::int64_t cap = 2;
     while (cap < initial_capacity)
       cap <<= 1;
@@ -141,17 +130,10 @@ class chase_lev_deque {
     ring* r = m_ring.load(std::memory_order_relaxed);
     // T3: reserve slot b before looking at top.
     m_bottom.store(b, std::memory_order_relaxed);
-    HEIST_PERTURB_POINT(pop_reserved);
     // T4: seq_cst fence, pairs with the thief's fence S2. It orders the store of bottom (T3)
     // before the load of top (T5); acquire/release cannot order store->load, and without it
     // owner and thief can both take the last element.
-    // Asymmetric mode: a compiler barrier only; a thief's process_wide_barrier() between its
-    // S1 and its final read of bottom plays this fence's part on this CPU (steal_if).
-    if (m_asymmetric) {
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-    } else {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     // T5: relaxed is enough after the T4/S2 fence pair.
     std::int64_t t = m_top.load(std::memory_order_relaxed);
     if (t > b) {
@@ -192,7 +174,7 @@ class chase_lev_deque {
     // S2: seq_cst fence, pairs with the owner's T4 fence (the last-element race).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // S3: acquire pairs with the owner's release store of bottom (P7): slot t is visible.
-    std::int64_t b = m_bottom.load(std::memory_order_acquire);
+    const std::int64_t b = m_bottom.load(std::memory_order_acquire);
     if (t >= b) return {nullptr, steal_status::empty};
     // S4: acquire pairs with the release store of a grown ring (R3), so the copied slots
     // are visible ([CDS] fix; the paper's consume is treated as acquire by compilers anyway).
@@ -202,27 +184,6 @@ class chase_lev_deque {
     if (!accept(value)) {
       // nullptr can only come from a ring slot that a stale t points past: a lost race.
       return {nullptr, value == nullptr ? steal_status::lost_race : steal_status::rejected};
-    }
-    if (m_asymmetric) {
-      // SA: the owner's pop has no fence (T4 is a compiler barrier): run one on its CPU
-      // now, then read bottom and the slot again. The barrier lands on the owner's CPU at a
-      // point P. If P is after its T3, the store of bottom is visible to the read below, as
-      // T4 would have made it. If P is before its T5, the owner's T5 reads a top no older
-      // than our S1 did (that value was visible before the barrier began). Either way owner
-      // and thief cannot both take slot t without both CASing top (T7/S6), as in the fenced
-      // protocol (docs/design.md "Fence-free pops"). Paid only after the preliminary checks
-      // above found an element this thief would take, so an empty or foreign deque costs
-      // no barrier.
-      process_wide_barrier();
-      b = m_bottom.load(std::memory_order_acquire);
-      // The owner popped it meanwhile. Truly empty now (its stores are visible): report
-      // empty, so that a searcher moves on instead of paying for another barrier at once.
-      if (t >= b) return {nullptr, steal_status::empty};
-      r = m_ring.load(std::memory_order_acquire);
-      value = r->at(t).load(std::memory_order_relaxed);
-      if (!accept(value)) {
-        return {nullptr, value == nullptr ? steal_status::lost_race : steal_status::rejected};
-      }
     }
     // S6: strong CAS, seq_cst to share one order with the owner's T7 CAS. On failure the
     // element went to someone else: report a lost race, which callers must not read as
@@ -271,7 +232,6 @@ class chase_lev_deque {
   alignas(k_cache_line) std::atomic<std::int64_t> m_bottom{0};
   std::atomic<ring*> m_ring{nullptr};
   ring* m_retired = nullptr;  // owner-private
-  const bool m_asymmetric;
 };
 
 }  // namespace heist::detail

@@ -55,7 +55,6 @@ enum class point : std::uint32_t {
   owner_count_confirmed,     // a group's owner is busy and saw m_owner still its; no store yet
   group_claiming,            // a non-owner cleared a group's owner; no barrier, no fold yet
   member_inlined,            // a joiner popped its group's member to run inline; not started
-  pop_reserved,              // a deque's owner stored bottom - 1 (T3); top not read yet
   count
 };
 

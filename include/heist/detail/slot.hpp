@@ -15,7 +15,6 @@
 #include "heist/detail/chase_lev_deque.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/task.hpp"
-#include "heist/detail/wait_context.hpp"
 
 namespace heist::detail {
 
@@ -65,10 +64,7 @@ struct slot_counters {
 struct alignas(k_cache_line) slot {
   // 32 entries to start (fork-join rarely goes deeper; rings double on demand): an executor
   // has a slot per worker plus leasable and stand-in slots, most of them never used.
-  // Fence-free pops (the deque's asymmetric mode) where enable_owner_counting() turned them
-  // on; every executor calls it before it builds its slots. relaxed: set once, on this thread
-  // or before the executor's construction began.
-  chase_lev_deque<task*> m_deque{32, g_fence_free_pops.load(std::memory_order_relaxed)};
+  chase_lev_deque<task*> m_deque{32};
   alignas(k_cache_line) slot_counters m_counters;
   // Leasable slots (external helpers, task_arena visitors): taken by a CAS false -> true
   // (acquire) and given back by a release store, so that one occupant's owner-only deque

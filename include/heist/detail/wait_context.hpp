@@ -45,7 +45,6 @@
 #include <atomic>
 #include <cassert>
 #include <coroutine>
-#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -65,12 +64,6 @@ extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 // once when the first executor starts (src/owner_counting.cpp). relaxed: a group created
 // before it is set simply counts in m_state only.
 inline std::atomic<bool> g_owner_counting{false};
-// Whether new deques pop without a fence (chase_lev_deque's asymmetric mode): the same
-// barrier, on a process that runs on at most k_fence_free_pop_max_cpus CPUs, because each
-// steal then interrupts every CPU running a thread of the process (docs/design.md
-// "Fence-free pops"). Set with g_owner_counting, before the first executor builds its slots.
-inline constexpr std::size_t k_fence_free_pop_max_cpus = 4;
-inline std::atomic<bool> g_fence_free_pops{false};
 // Executes a full memory barrier on every running thread of the process (membarrier).
 void process_wide_barrier() noexcept;
 // Turns owner counting on if the barrier is available; every executor calls it at start.
