@@ -106,8 +106,8 @@ inline bool with_backend(const std::string& key, int threads, F&& f) {
 // every round (a fresh pool each time; the first round adds one untimed warm-up run), so that
 // a slow spell or a neighbour's spinning threads hit all backends and thread counts alike.
 // Sample k of every row comes from round k, so ratios between rows (a backend's T1/T2) can be
-// taken round by round (paired_scaling). `setup()` runs before each repetition, untimed. The
-// checksum must equal `expected` (the serial result).
+// taken round by round (note_paired_scaling). `setup()` runs before each repetition, untimed.
+// The checksum must equal `expected` (the serial result).
 template <class WithBackend, class Body>
 inline void timed_case_with(context& x, WithBackend&& with, const std::vector<int>& thread_counts,
                             const std::string& group, const std::string& key,
