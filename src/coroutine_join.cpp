@@ -25,7 +25,8 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
   for (;;) {
     task* const t = s.m_deque.pop();
     if (t == nullptr) return {};
-    // relaxed: our own deque's task, pushed by this thread.
+    // relaxed: a task of our own deque, pushed by this thread (or by an earlier occupant of
+    // the slot, whose pushes the slot hand-off ordered before ours).
     if (t->m_invoke != &invoke_job<group_start_job> ||
         task_closure<group_start_job>(t).group != &group ||
         t->m_isolation.load(std::memory_order_relaxed) != c->m_isolation) {
