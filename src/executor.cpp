@@ -75,6 +75,8 @@ executor_impl::executor_impl(executor_options options)
     s.m_index = static_cast<std::uint32_t>(i);
     s.m_last_victim = static_cast<std::uint32_t>(i);  // none yet
     s.m_rng = (i + 1) * 0x9E3779B97F4A7C15ULL;
+    const std::uint32_t retry = fence_free_retry_pops(m_num_workers);
+    s.m_deque.enable_fence_free_pops(retry, retry * k_fence_free_max_retry_factor);
   }
   // Injection buckets: enough that a few external producers rarely share one.
   m_arena = std::make_unique<arena>(

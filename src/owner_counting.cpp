@@ -5,9 +5,12 @@
 // that is running a thread of this process (an asymmetric Dekker pair, as in liburcu and
 // folly's asymmetricHeavyBarrier). Without it (not Linux, an old kernel, a seccomp filter that
 // refuses the call) owner counting stays off and every group counts with atomic RMWs.
+// The same barrier lets a deque's owner pop without a fence while no thief steals from it
+// (chase_lev_deque.hpp, "fence-free pops"); fence_free_retry_pops says where.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "heist/detail/wait_context.hpp"
@@ -39,6 +42,18 @@ void enable_owner_counting() noexcept {
     // relaxed: see g_owner_counting; a group created before this counts in m_state only.
     g_owner_counting.store(register_barrier(), std::memory_order_relaxed);
   });
+}
+
+std::uint32_t fence_free_retry_pops(std::size_t workers) noexcept {
+  // A quiet spell of 256 fenced pops (a few microseconds of fork-join) before the owner tries
+  // fence_free again; the deque doubles it while thieves keep interrupting.
+  constexpr std::uint32_t k_retry_pops = 256;
+  // relaxed: set by enable_owner_counting() on this thread, before this executor's slots.
+  if (!g_owner_counting.load(std::memory_order_relaxed)) return 0;
+  if (workers > k_fence_free_max_workers) return 0;
+  const char* env = std::getenv("HEIST_FENCE_FREE_POPS");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return 0;
+  return k_retry_pops;
 }
 
 void process_wide_barrier() noexcept {

@@ -19,7 +19,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "blocking_changed",      "quiescence_check", "graph_request_queued", "graph_node_done",
     "graph_run_completing",  "pipeline_parked",  "pipeline_token_freed", "pipeline_input_suspended",
     "future_completing",     "worker_retiring",  "worker_restarting",    "poll_registered",
-    "owner_count_confirmed", "group_claiming",   "member_inlined"};
+    "owner_count_confirmed", "group_claiming",   "member_inlined",       "pop_reserved",
+    "pop_mode_switching",    "pop_mode_trying",  "steal_counted"};
 static_assert(k_names.back() != nullptr, "a perturbation point without a name");
 }  // namespace
 

@@ -21,6 +21,8 @@ class task_arena_state {
       m_slots[i].m_index = static_cast<std::uint32_t>(i);
       m_slots[i].m_last_victim = static_cast<std::uint32_t>(i);
       m_slots[i].m_rng = (i + 7) * 0x9E3779B97F4A7C15ULL;
+      const std::uint32_t retry = fence_free_retry_pops(exec.num_workers());
+      m_slots[i].m_deque.enable_fence_free_pops(retry, retry * k_fence_free_max_retry_factor);
     }
     m_arena.set_level(level);
     exec.register_arena(m_arena);

@@ -10,6 +10,16 @@
  * of capacity 2 (the third push grows it to 4), then pops twice; two thieves steal once
  * each, concurrently. At the end the owner drains what is left. Checked: no value is taken
  * twice, every value is taken, nothing else is taken.
+ *
+ * With -DFENCE_FREE: the deque's fence-free pop mode (chase_lev_deque.hpp's file comment).
+ * The mode starts fence_free; before any pop the owner may try to go back to it (a seq_cst
+ * store, a locked instruction here, then the load of the thieves' count); a thief counts
+ * itself, reads the mode, and unless it is fenced looks at the deque, moves fence_free to
+ * switching, runs the process-wide barrier (an atomic drain of the owner's store buffer:
+ * the owner's CPU executes a full fence wherever it is), stores fenced, then steals with
+ * the fenced protocol. Variants that must fail (run.sh): NO_BARRIER (the thief skips the
+ * barrier), NO_COUNT (the owner ignores the count), MODE_BEFORE_T3 (the owner reads the mode
+ * before its store of bottom).
  */
 #define NVALS 3
 #define SB 4          /* store-buffer entries */
@@ -22,9 +32,18 @@ short top = 0;
 short bottom = 0;
 byte ringA[2];
 byte ringB[4];
+#ifdef FENCE_FREE
+byte ring = 1;        /* the grow is checked without the mode: start in ring B, no grow */
+#else
 byte ring = 0;
+#endif
 byte taken[NVALS + 1];
 byte thieves_done = 0;
+#define FENCED 0
+#define FF 1          /* fence_free */
+#define SWITCHING 2
+byte mode = FF;
+byte thieves = 0;     /* m_thieves */
 
 /* the owner's store buffer */
 byte sb_kind[SB]; short sb_idx[SB]; short sb_val[SB]; byte sb_n = 0;
@@ -63,25 +82,27 @@ inline owner_load(kind, idx, out) {
 
 inline fence() { (sb_n == 0) }
 
-proctype flusher() {
-  byte i;
+/* Applies the oldest buffered store to memory. */
+inline flush_one() {
+  if
+  :: sb_kind[0] == K_BOTTOM -> bottom = sb_val[0]
+  :: sb_kind[0] == K_RING -> ring = sb_val[0]
+  :: sb_kind[0] == K_A -> ringA[sb_idx[0]] = sb_val[0]
+  :: sb_kind[0] == K_B -> ringB[sb_idx[0]] = sb_val[0]
+  fi;
+  fi_ = 0;
   do
-  :: atomic {
-       sb_n > 0 ->
-       if
-       :: sb_kind[0] == K_BOTTOM -> bottom = sb_val[0]
-       :: sb_kind[0] == K_RING -> ring = sb_val[0]
-       :: sb_kind[0] == K_A -> ringA[sb_idx[0]] = sb_val[0]
-       :: sb_kind[0] == K_B -> ringB[sb_idx[0]] = sb_val[0]
-       fi;
-       i = 0;
-       do
-       :: i + 1 < sb_n -> sb_kind[i] = sb_kind[i + 1]; sb_idx[i] = sb_idx[i + 1];
-                           sb_val[i] = sb_val[i + 1]; i++
-       :: else -> break
-       od;
-       sb_n--
-     }
+  :: fi_ + 1 < sb_n -> sb_kind[fi_] = sb_kind[fi_ + 1]; sb_idx[fi_] = sb_idx[fi_ + 1];
+                       sb_val[fi_] = sb_val[fi_ + 1]; fi_++
+  :: else -> break
+  od;
+  sb_n--
+}
+
+proctype flusher() {
+  byte fi_;
+  do
+  :: atomic { sb_n > 0 -> flush_one() }
   :: timeout -> break
   od
 }
@@ -92,7 +113,7 @@ inline take(v) {
 
 proctype owner() {
   short b, t, r, x, i, cap;
-  byte found, k;
+  byte found, k, m;
   byte next = 1;
   /* push 1, 2, 3 */
   do
@@ -125,12 +146,32 @@ proctype owner() {
   byte pops = 0;
   do
   :: pops < 2 || thieves_done == 2 ->
+#ifdef FENCE_FREE
+     if                            /* try_fence_free, when the countdown says so */
+     :: mode == FENCED ->
+        fence(); mode = FF;        /* TW: seq_cst store (xchg: a locked instruction) */
+#ifndef NO_COUNT
+        atomic { if :: thieves > 0 && mode == FF -> mode = FENCED :: else -> skip fi }  /* TC */
+#endif
+     :: true -> skip
+     fi;
+#endif
      owner_load(K_BOTTOM, 0, b);
      b = b - 1;                    /* T1 */
      owner_load(K_RING, 0, r);     /* T2 */
+#if defined(FENCE_FREE) && defined(MODE_BEFORE_T3)
+     m = mode;
+#endif
      owner_store(K_BOTTOM, 0, b);  /* T3 */
+#ifdef FENCE_FREE
+#ifndef MODE_BEFORE_T3
+     m = mode;                     /* TM */
+#endif
+     if :: m != FF -> fence() :: else -> skip fi;  /* T4 unless fence_free */
+#else
 #ifndef NO_T4_FENCE
      fence();                      /* T4 */
+#endif
 #endif
      t = top;                      /* T5 */
      if
@@ -158,8 +199,8 @@ proctype owner() {
   assert(taken[1] == 1 && taken[2] == 1 && taken[3] == 1)
 }
 
-proctype thief() {
-  short t, b, r, x;
+/* The fenced steal, S1..S6. */
+inline steal_fenced() {
   t = top;                         /* S1 acquire; S2 is a no-op for a thread without stores */
   b = bottom;                      /* S3 acquire */
   if
@@ -173,7 +214,35 @@ proctype thief() {
        fi
      }
   :: else -> skip
+  fi
+}
+
+proctype thief() {
+  short t, b, r, x;
+#ifdef FENCE_FREE
+  byte m, switcher, fi_;
+  atomic { thieves++ }             /* C+ */
+  m = mode;                        /* SM */
+  if
+  :: m == FENCED -> steal_fenced()
+  :: else ->
+     t = top; b = bottom;          /* the look */
+     if
+     :: t < b ->
+        switcher = 0;
+        atomic { if :: m == FF && mode == FF -> mode = SWITCHING; switcher = 1 :: else -> skip fi }
+#ifndef NO_BARRIER
+        atomic { do :: sb_n > 0 -> flush_one() :: else -> break od }  /* the barrier */
+#endif
+        if :: switcher == 1 -> mode = FENCED :: else -> skip fi;
+        steal_fenced()
+     :: else -> skip
+     fi
   fi;
+  atomic { thieves-- }             /* C- */
+#else
+  steal_fenced();
+#endif
   atomic { thieves_done++ }
 }
 

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "heist/detail/chase_lev_deque.hpp"
+#include "heist/detail/wait_context.hpp"
 #include "test_support.hpp"
 
 using heist::detail::chase_lev_deque;
@@ -37,10 +40,26 @@ struct tally {
   std::size_t size;
 };
 
+void spin_ns(std::int64_t ns) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// Fence-free pops (chase_lev_deque.hpp) need the process-wide barrier, which the first
+// executor registers.
+bool fence_free_pops_available() {
+  heist::detail::enable_owner_counting();
+  return heist::detail::g_owner_counting.load();
+}
+
+// retry_pops != 0: the deque's fence-free mode, with the owner trying to go back to it after
+// that many fenced pops, never waiting longer (so the mode switches all the time).
 void run_owner_vs_thieves(std::size_t items, int thieves, std::int64_t initial_capacity,
-                          bool owner_pops) {
+                          bool owner_pops, std::uint32_t retry_pops = 0) {
   std::vector<std::size_t> storage(items);
   chase_lev_deque<std::size_t*> d(initial_capacity);
+  d.enable_fence_free_pops(retry_pops, retry_pops);
   tally t(items);
   std::atomic<bool> done{false};
   std::vector<std::thread> threads;
@@ -129,4 +148,89 @@ TEST(DequeStress, LastElementRaceBetweenPopAndSteal) {
   thief.join();
   EXPECT_EQ(both.load(), 0u);
   EXPECT_EQ(owner_wins.load() + thief_wins.load(), rounds);
+}
+
+// Fence-free pops: the same races while the mode switches all the time (the owner goes back
+// to fence_free after one fenced pop; every thief that would take an element from it ends
+// the spell with a barrier).
+TEST(DequeStress, FenceFreePopsOwnerAgainstSeveralThieves) {
+  if (!fence_free_pops_available()) GTEST_SKIP() << "membarrier is not available";
+  run_owner_vs_thieves(heist_test::scaled(300000), 3, 256, true, 1);
+}
+
+TEST(DequeStress, FenceFreePopsWithGrowthUnderContention) {
+  if (!fence_free_pops_available()) GTEST_SKIP() << "membarrier is not available";
+  for (int round = 0; round < 10; ++round) {
+    run_owner_vs_thieves(heist_test::scaled(30000), 2, 2, true, 1);
+  }
+}
+
+TEST(DequeStress, FenceFreePopsRaceAThiefOnShortDeques) {
+  // The case the fence exists for: the thief takes elements from the top while the owner
+  // pops from the bottom, so they meet at the owner's slot (deque [A, B]: the thief has taken
+  // A, the owner pops B without a fence, the thief reads a bottom that still says two). One
+  // to three elements per round, the owner's pops starting after a random short delay so
+  // that the two meet at every position and in every mode: every element is taken exactly
+  // once.
+  if (!fence_free_pops_available()) GTEST_SKIP() << "membarrier is not available";
+  const std::size_t rounds = heist_test::scaled(20000);
+  chase_lev_deque<std::size_t*> d(4);
+  d.enable_fence_free_pops(1, 1);
+  std::vector<std::size_t> storage(rounds * 3);
+  tally t(storage.size());
+  std::atomic<std::size_t> round_started{0};
+  std::atomic<std::size_t> thief_done{0};
+  std::atomic<std::size_t> stolen{0};
+  std::thread thief([&] {
+    for (std::size_t r = 1; r <= rounds; ++r) {
+      while (round_started.load(std::memory_order_acquire) < r) {
+      }
+      for (int tries = 0; tries < 4; ++tries) {
+        auto s = d.steal();
+        if (s.status == steal_status::success) {
+          t.take(s.value, storage.data());
+          stolen.fetch_add(1, std::memory_order_relaxed);
+        } else if (s.status == steal_status::empty) {
+          break;
+        }
+      }
+      thief_done.store(r, std::memory_order_release);
+    }
+  });
+  std::uint64_t rng = 88172645463325252ULL;
+  for (std::size_t r = 1; r <= rounds; ++r) {
+    const std::size_t n = 1 + r % 3;
+    for (std::size_t i = 0; i < n; ++i)
+      d.push(&storage[(r - 1) * 3 + i]);
+    round_started.store(r, std::memory_order_release);
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    // A thief's barrier takes microseconds: start the pops up to 20 us late (or within
+    // 300 ns), spaced up to 5 us apart, so that it lands before, between and after them.
+    spin_ns(static_cast<std::int64_t>((rng & 1) != 0 ? rng % 20000 : rng % 300));
+    while (std::size_t* p = d.pop()) {
+      t.take(p, storage.data());
+      spin_ns(static_cast<std::int64_t>((rng & 2) != 0 ? (rng >> 16) % 5000 : (rng >> 16) % 100));
+    }
+    while (thief_done.load(std::memory_order_acquire) < r) {
+    }
+    EXPECT_TRUE(d.empty());
+  }
+  thief.join();
+  // Only the pushed slots count: 1 + r % 3 per round.
+  std::size_t missing = 0, duplicated = 0, pushed_total = 0;
+  for (std::size_t r = 1; r <= rounds; ++r) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto v = t.taken[(r - 1) * 3 + i].load();
+      const bool pushed = i < 1 + r % 3;
+      pushed_total += pushed ? 1 : 0;
+      if (pushed && v == 0) ++missing;
+      if (v > (pushed ? 1 : 0)) ++duplicated;
+    }
+  }
+  EXPECT_EQ(missing, 0u);
+  EXPECT_EQ(duplicated, 0u);
+  EXPECT_GT(stolen.load(), 0u) << "the thief never got an element: no race was run";
+  std::printf("the thief took %zu of %zu elements\n", stolen.load(), pushed_total);
 }

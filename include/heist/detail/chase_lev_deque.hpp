@@ -20,6 +20,29 @@
 //    together are smaller than the live one: memory stays under twice the peak capacity.
 //  * A failed steal CAS is reported as `lost_race`, never as `empty`: the sleep protocol must
 //    not treat it as "no work" (bug 7).
+//
+// Fence-free pops (docs/design.md "Fence-free pops, switched by the owner"). The pop's
+// seq_cst fence (T4) costs about a quarter of a fork-join spawn, and it only matters while a
+// thief is stealing from this deque, which is rare. A deque built with
+// enable_fence_free_pops() has a mode on the owner's line:
+//    fence_free --(a thief that would take an element: CAS, then membarrier)--> switching
+//    switching  --(that thief, after its barrier)----------------------------> fenced
+//    fenced     --(the owner, after a quiet spell, if no thief is counted)----> fence_free
+// The owner reads the mode after its store of bottom (T3) and fences unless it is
+// fence_free. A thief counts itself in m_thieves for the whole steal, and steals with the
+// fenced protocol only once the mode is fenced or after a process-wide barrier of its own:
+//  * the barrier lands on the owner's CPU at a point P of its program. A pop whose mode read
+//    is after P sees switching or fenced and fences; one whose read is before P has its T3
+//    before P, visible to every read after the barrier. Either way the pop acts fenced
+//    towards every steal that starts after the barrier.
+//  * the owner moves fenced -> fence_free with a seq_cst store of the mode then a seq_cst
+//    load of m_thieves; a thief's seq_cst increment of m_thieves precedes its seq_cst load of
+//    the mode. Store buffering both ways is impossible: either the owner sees the thief and
+//    stays fenced, or the thief sees fence_free and pays the barrier before it steals.
+// A thief that finds the deque empty, or the element rejected, leaves without a barrier. The
+// owner retries fence_free after a number of fenced pops that doubles (up to a cap) each
+// time thieves ended a fence-free spell quickly, so a deque stolen from all the time stays
+// fenced and pays no barriers.
 #pragma once
 
 #include <atomic>
@@ -29,6 +52,8 @@
 #include <type_traits>
 
 #include "heist/detail/config.hpp"
+#include "heist/detail/perturb.hpp"
+#include "heist/detail/process_barrier.hpp"
 
 namespace heist::detail {
 
@@ -123,17 +148,49 @@ class chase_lev_deque {
     return false;
   }
 
+  // Before the deque is shared (no thread but the creator uses it yet): let its pops run
+  // without the seq_cst fence while nobody steals from it (the file comment). Only where
+  // process_wide_barrier() is available. `retry_pops`: fenced pops before the owner tries
+  // fence_free again after a thief ended it (0: always fenced); the wait doubles while
+  // thieves keep ending spells quickly, up to `max_retry_pops`.
+  void enable_fence_free_pops(std::uint32_t retry_pops, std::uint32_t max_retry_pops) noexcept {
+    m_fence_free_base = retry_pops;
+    m_max_retry_backoff = max_retry_pops < retry_pops ? retry_pops : max_retry_pops;
+    m_retry_backoff = retry_pops;
+    // relaxed: published to other threads with the deque itself (thread start, a lease).
+    m_mode.store(retry_pops != 0 ? k_fence_free : k_fenced, std::memory_order_relaxed);
+  }
+
+  // Owner only (or quiescent): whether the next pop runs without the fence, for tests.
+  bool pops_fence_free() const noexcept {
+    return m_mode.load(std::memory_order_relaxed) == k_fence_free;
+  }
+
   // Owner only. Takes the most recently pushed element, or returns nullptr.
   T pop() noexcept {
+    // Owner-private countdown to the next try at fence-free pops; 0 when not counting.
+    if (HEIST_UNLIKELY(m_retry_countdown != 0) && --m_retry_countdown == 0) try_fence_free();
     // T1, T2: owner-private reads.
     const std::int64_t b = m_bottom.load(std::memory_order_relaxed) - 1;
     ring* r = m_ring.load(std::memory_order_relaxed);
     // T3: reserve slot b before looking at top.
     m_bottom.store(b, std::memory_order_relaxed);
-    // T4: seq_cst fence, pairs with the thief's fence S2. It orders the store of bottom (T3)
-    // before the load of top (T5); acquire/release cannot order store->load, and without it
-    // owner and thief can both take the last element.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    HEIST_PERTURB_POINT(pop_reserved);
+    // TM: the mode, read after T3 in program order (the compiler barriers keep it there; a
+    // CPU that runs it early replays it if a thief's barrier interrupts in between). relaxed:
+    // only the owner and a switching thief's barrier order it (the file comment).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (HEIST_LIKELY(m_mode.load(std::memory_order_relaxed) == k_fence_free)) {
+      // No thief steals from this deque without first running a barrier on this CPU.
+      ++m_fence_free_pops;
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      // T4: seq_cst fence, pairs with the thief's fence S2. It orders the store of bottom
+      // (T3) before the load of top (T5); acquire/release cannot order store->load, and
+      // without it owner and thief can both take the last element.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (m_fence_free_base != 0 && m_retry_countdown == 0) schedule_fence_free_retry();
+    }
     // T5: relaxed is enough after the T4/S2 fence pair.
     std::int64_t t = m_top.load(std::memory_order_relaxed);
     if (t > b) {
@@ -169,6 +226,45 @@ class chase_lev_deque {
   // nullptr. If the element is rejected, nothing is taken.
   template <class Accept>
   steal_result<T> steal_if(Accept&& accept) noexcept {
+    // m_fence_free_base is set before the deque is shared and never changes.
+    if (m_fence_free_base == 0) return steal_fenced(accept);
+    // C+: seq_cst, the thief's half of the store-buffering pair with try_fence_free (the
+    // owner's seq_cst store of the mode, then seq_cst load of m_thieves): counted before
+    // the mode is read, so the owner cannot turn fence_free under a fenced steal.
+    m_thieves.fetch_add(1, std::memory_order_seq_cst);
+    // SM: seq_cst, see C+; also acquire for the release store of fenced in switch_to_fenced.
+    const std::uint8_t mode = m_mode.load(std::memory_order_seq_cst);
+    HEIST_PERTURB_POINT(steal_counted);
+    steal_result<T> result{nullptr, steal_status::empty};
+    if (mode == k_fenced || switch_to_fenced(mode, accept, result)) result = steal_fenced(accept);
+    // C-: release pairs with the owner's seq_cst load of m_thieves in try_fence_free: an
+    // owner that sees this thief gone, and pops without a fence from then on, sees top as
+    // this steal's CAS left it.
+    m_thieves.fetch_sub(1, std::memory_order_release);
+    return result;
+  }
+
+  // Any thread; a snapshot that may be stale by the time it is used (load monitor, hints).
+  std::size_t size() const noexcept {
+    // relaxed: a statistic, never used for a correctness decision on its own.
+    const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
+    const std::int64_t t = m_top.load(std::memory_order_relaxed);
+    return b > t ? static_cast<std::size_t>(b - t) : 0;
+  }
+  bool empty() const noexcept { return size() == 0; }
+
+  // Owner only (or quiescent): current ring capacity, for tests.
+  std::int64_t capacity() const noexcept {
+    return m_ring.load(std::memory_order_relaxed)->m_capacity;
+  }
+
+ private:
+  enum : std::uint8_t { k_fenced = 0, k_fence_free = 1, k_switching = 2 };
+
+  // The Chase-Lev steal. Safe while every pop that overlaps it fences (T4), or has its T3
+  // made visible by a process-wide barrier that ran before this steal began.
+  template <class Accept>
+  steal_result<T> steal_fenced(Accept& accept) noexcept {
     // S1: acquire pairs with the owner's and other thieves' CAS on top.
     std::int64_t t = m_top.load(std::memory_order_acquire);
     // S2: seq_cst fence, pairs with the owner's T4 fence (the last-element race).
@@ -195,21 +291,72 @@ class chase_lev_deque {
     return {value, steal_status::success};
   }
 
-  // Any thread; a snapshot that may be stale by the time it is used (load monitor, hints).
-  std::size_t size() const noexcept {
-    // relaxed: a statistic, never used for a correctness decision on its own.
-    const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
-    const std::int64_t t = m_top.load(std::memory_order_relaxed);
-    return b > t ? static_cast<std::size_t>(b - t) : 0;
+  // A counted thief found the mode fence_free or switching. Looks first (S1, S3..S5 without
+  // taking): an empty deque or a rejected element is reported in `result` with no barrier
+  // (false). Otherwise moves the mode on and runs the barrier that makes a fenced steal safe
+  // (true). Stale reads here only make the look wrong, never the steal: it is redone.
+  template <class Accept>
+  HEIST_NOINLINE bool switch_to_fenced(std::uint8_t mode, Accept& accept,
+                                       steal_result<T>& result) noexcept {
+    // acquire, as S1, S3, S4 (the look reads the slot an owner's push published).
+    const std::int64_t t = m_top.load(std::memory_order_acquire);
+    const std::int64_t b = m_bottom.load(std::memory_order_acquire);
+    if (t >= b) return false;  // result says empty
+    const T value = m_ring.load(std::memory_order_acquire)->at(t).load(std::memory_order_relaxed);
+    if (!accept(value)) {
+      result = {nullptr, value == nullptr ? steal_status::lost_race : steal_status::rejected};
+      return false;
+    }
+    // fence_free -> switching: only one thief ends the spell. relaxed: process_wide_barrier()
+    // begins with a seq_cst fence, which orders this CAS before the barrier on the owner's
+    // CPU. On failure (another thief is switching, or the owner went back to fenced after a
+    // failed try) the barrier below still makes this thief's steal safe.
+    std::uint8_t expected = k_fence_free;
+    const bool switcher =
+        mode == k_fence_free &&
+        m_mode.compare_exchange_strong(expected, k_switching, std::memory_order_relaxed);
+    HEIST_PERTURB_POINT(pop_mode_switching);
+    process_wide_barrier();
+    // release pairs with the seq_cst (acquire) load SM of a later thief: one that reads
+    // fenced steals after this barrier, so the owner's pops are fenced towards it too.
+    if (switcher) m_mode.store(k_fenced, std::memory_order_release);
+    return true;
   }
-  bool empty() const noexcept { return size() == 0; }
 
-  // Owner only (or quiescent): current ring capacity, for tests.
-  std::int64_t capacity() const noexcept {
-    return m_ring.load(std::memory_order_relaxed)->m_capacity;
+  // Owner, at the start of a pop: fenced -> fence_free unless a thief is counted.
+  HEIST_NOINLINE void try_fence_free() noexcept {
+    // relaxed: the owner's own writes, or a switching thief's (then it is not fenced yet).
+    if (m_mode.load(std::memory_order_relaxed) != k_fenced) {
+      m_retry_countdown = m_retry_backoff;  // a thief is still switching; try later
+      return;
+    }
+    // TW: seq_cst, with TC below: the owner's half of the store-buffering pair with C+ and
+    // SM (steal_if).
+    m_mode.store(k_fence_free, std::memory_order_seq_cst);
+    HEIST_PERTURB_POINT(pop_mode_trying);
+    // TC: seq_cst (so also acquire: pairs with the thieves' release C-, see there).
+    if (m_thieves.load(std::memory_order_seq_cst) != 0) {
+      // A thief is stealing, or about to: stay fenced. A CAS, because a thief that read
+      // fence_free meanwhile may have moved it to switching; then it ends at fenced itself.
+      // relaxed: no pop ran fence-free in this window, so there is nothing to publish.
+      std::uint8_t expected = k_fence_free;
+      m_mode.compare_exchange_strong(expected, k_fenced, std::memory_order_relaxed);
+      m_retry_countdown = m_retry_backoff;
+      return;
+    }
+    m_fence_free_pops = 0;
   }
 
- private:
+  // Owner: the first fenced pop after a fence-free spell ended (a thief switched) or after a
+  // failed try. A spell shorter than the wait before it doubles the wait, up to the cap; a
+  // long one resets it.
+  void schedule_fence_free_retry() noexcept {
+    m_retry_backoff = m_fence_free_pops >= m_retry_backoff        ? m_fence_free_base
+                      : m_retry_backoff > m_max_retry_backoff / 2 ? m_max_retry_backoff
+                                                                  : m_retry_backoff * 2;
+    m_retry_countdown = m_retry_backoff;
+  }
+
   HEIST_NOINLINE ring* grow(ring* old, std::int64_t t, std::int64_t b) {
     // R1, R2: copy the live range keeping logical indices (thieves CAS on top, so the
     // indices must not be rebased). A stale t only copies dead slots, which is harmless.
@@ -229,9 +376,19 @@ class chase_lev_deque {
   // Thieves CAS m_top; the owner writes m_bottom. Separate lines so that steals do not
   // invalidate the owner's line on every push and pop.
   alignas(k_cache_line) std::atomic<std::int64_t> m_top{0};
+  // The owner's line: thieves read bottom, ring and mode; everything else is owner-private.
   alignas(k_cache_line) std::atomic<std::int64_t> m_bottom{0};
   std::atomic<ring*> m_ring{nullptr};
   ring* m_retired = nullptr;  // owner-private
+  std::atomic<std::uint8_t> m_mode{k_fenced};
+  std::uint32_t m_fence_free_base = 0;    // 0: always fenced; set before sharing, then const
+  std::uint32_t m_max_retry_backoff = 0;  // set with m_fence_free_base
+  std::uint32_t m_retry_backoff = 0;      // owner-private: fenced pops before the next try
+  std::uint32_t m_retry_countdown = 0;    // owner-private: 0 when not counting down
+  std::uint64_t m_fence_free_pops = 0;    // owner-private: pops of the current spell
+  // Thieves inside steal_if of a fence-free-capable deque; its own line, since every steal
+  // attempt writes it and the owner reads it only when it tries fence_free.
+  alignas(k_cache_line) std::atomic<std::uint32_t> m_thieves{0};
 };
 
 }  // namespace heist::detail

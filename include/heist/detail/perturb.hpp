@@ -55,6 +55,10 @@ enum class point : std::uint32_t {
   owner_count_confirmed,     // a group's owner is busy and saw m_owner still its; no store yet
   group_claiming,            // a non-owner cleared a group's owner; no barrier, no fold yet
   member_inlined,            // a joiner popped its group's member to run inline; not started
+  pop_reserved,              // a deque's owner stored bottom - 1 (T3); mode and top not read
+  pop_mode_switching,        // a thief moved a deque's pops to switching; no barrier yet
+  pop_mode_trying,           // a deque's owner stored fence_free; thieves not counted yet
+  steal_counted,             // a thief counted itself and read a deque's pop mode; no look yet
   count
 };
 

@@ -53,6 +53,7 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/parker.hpp"
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/process_barrier.hpp"
 #include "heist/detail/spin_lock.hpp"
 
 namespace heist::detail {
@@ -64,8 +65,6 @@ extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 // once when the first executor starts (src/owner_counting.cpp). relaxed: a group created
 // before it is set simply counts in m_state only.
 inline std::atomic<bool> g_owner_counting{false};
-// Executes a full memory barrier on every running thread of the process (membarrier).
-void process_wide_barrier() noexcept;
 // Turns owner counting on if the barrier is available; every executor calls it at start.
 void enable_owner_counting() noexcept;
 
