@@ -191,7 +191,11 @@ class chase_lev_deque {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       if (m_fence_free_base != 0 && m_retry_countdown == 0) schedule_fence_free_retry();
     }
-    // T5: relaxed is enough after the T4/S2 fence pair.
+    // T5: relaxed is enough after the T4/S2 fence pair. Fence-free, no thief CASes top
+    // without having run a barrier after which this pop's T3 is visible to it (a top read
+    // here that misses such a CAS still leaves the two on different slots, or both on the
+    // last one's CAS), and top as left by steals that ended before the spell is visible
+    // through C- and TC (try_fence_free).
     std::int64_t t = m_top.load(std::memory_order_relaxed);
     if (t > b) {
       // T8: empty; put bottom back.
