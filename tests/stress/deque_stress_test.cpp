@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "heist/detail/chase_lev_deque.hpp"
+#include "heist/detail/cpu_limits.hpp"
 #include "heist/detail/wait_context.hpp"
 #include "test_support.hpp"
 
@@ -53,6 +54,13 @@ bool fence_free_pops_available() {
   return heist::detail::g_owner_counting.load();
 }
 
+// The short-deque races need the owner and the thief running at once: on one CPU the thief
+// only runs once the owner has popped every element, and no race happens.
+bool two_cpus_to_race_on() {
+  const auto cpus = heist::detail::affinity_cpu_count();
+  return !cpus || *cpus >= 2;
+}
+
 // retry_pops != 0: the deque's fence-free mode, with the owner trying to go back to it after
 // that many fenced pops, never waiting longer (so the mode switches all the time).
 void run_owner_vs_thieves(std::size_t items, int thieves, std::int64_t initial_capacity,
@@ -94,7 +102,9 @@ void run_owner_vs_thieves(std::size_t items, int thieves, std::int64_t initial_c
 // One owner, one thief, deques of one to three elements per round; the owner's pops start
 // after a random delay below `late_ns` (every other round; below 300 ns otherwise) and are
 // spaced below `gap_ns` (or 100 ns), so that the thief's switch and steal land before,
-// between and after them. Every pushed element is taken exactly once.
+// between and after them. Every pushed element is taken exactly once. The owner ends early
+// (at a multiple of 4096 rounds) once 60 s have passed, so that a slow machine bounds the
+// test's length rather than its timeout; it prints how many rounds ran.
 void race_a_thief_on_short_deques(std::size_t rounds, std::uint64_t late_ns, std::uint64_t gap_ns) {
   chase_lev_deque<std::size_t*> d(4);
   d.enable_fence_free_pops(1, 1);
@@ -103,10 +113,13 @@ void race_a_thief_on_short_deques(std::size_t rounds, std::uint64_t late_ns, std
   std::atomic<std::size_t> round_started{0};
   std::atomic<std::size_t> thief_done{0};
   std::atomic<std::size_t> stolen{0};
+  // relaxed: written before, and read after, the round_started store and load that pair.
+  std::atomic<std::size_t> last_round{rounds};
   std::thread thief([&] {
     for (std::size_t r = 1; r <= rounds; ++r) {
-      while (round_started.load(std::memory_order_acquire) < r) {
-      }
+      heist_test::spin_then_yield_until(
+          [&] { return round_started.load(std::memory_order_acquire) >= r; });
+      if (r > last_round.load(std::memory_order_relaxed)) break;
       for (int tries = 0; tries < 4; ++tries) {
         auto s = d.steal();
         if (s.status == steal_status::success) {
@@ -120,7 +133,13 @@ void race_a_thief_on_short_deques(std::size_t rounds, std::uint64_t late_ns, std
     }
   });
   std::uint64_t rng = 88172645463325252ULL;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (std::size_t r = 1; r <= rounds; ++r) {
+    if (r % 4096 == 0 && std::chrono::steady_clock::now() > deadline) {
+      last_round.store(r - 1, std::memory_order_relaxed);
+      round_started.store(r, std::memory_order_release);  // wakes the thief to leave
+      break;
+    }
     const std::size_t n = 1 + r % 3;
     for (std::size_t i = 0; i < n; ++i)
       d.push(&storage[(r - 1) * 3 + i]);
@@ -133,14 +152,15 @@ void race_a_thief_on_short_deques(std::size_t rounds, std::uint64_t late_ns, std
       t.take(p, storage.data());
       spin_ns(static_cast<std::int64_t>((rng & 2) != 0 ? (rng >> 16) % gap_ns : (rng >> 16) % 100));
     }
-    while (thief_done.load(std::memory_order_acquire) < r) {
-    }
+    heist_test::spin_then_yield_until(
+        [&] { return thief_done.load(std::memory_order_acquire) >= r; });
     EXPECT_TRUE(d.empty());
   }
   thief.join();
   // Only the pushed slots count: 1 + r % 3 per round.
+  const std::size_t rounds_run = last_round.load();
   std::size_t missing = 0, duplicated = 0, pushed_total = 0;
-  for (std::size_t r = 1; r <= rounds; ++r) {
+  for (std::size_t r = 1; r <= rounds_run; ++r) {
     for (std::size_t i = 0; i < 3; ++i) {
       const auto v = t.taken[(r - 1) * 3 + i].load();
       const bool pushed = i < 1 + r % 3;
@@ -152,7 +172,8 @@ void race_a_thief_on_short_deques(std::size_t rounds, std::uint64_t late_ns, std
   EXPECT_EQ(missing, 0u);
   EXPECT_EQ(duplicated, 0u);
   EXPECT_GT(stolen.load(), 0u) << "the thief never got an element: no race was run";
-  std::printf("the thief took %zu of %zu elements\n", stolen.load(), pushed_total);
+  std::printf("the thief took %zu of %zu elements in %zu of %zu rounds\n", stolen.load(),
+              pushed_total, rounds_run, rounds);
 }
 
 }  // namespace
@@ -184,8 +205,8 @@ TEST(DequeStress, LastElementRaceBetweenPopAndSteal) {
   std::atomic<std::size_t> owner_wins{0}, thief_wins{0}, both{0};
   std::thread thief([&] {
     for (std::size_t r = 1; r <= rounds; ++r) {
-      while (round_started.load(std::memory_order_acquire) < r) {
-      }
+      heist_test::spin_then_yield_until(
+          [&] { return round_started.load(std::memory_order_acquire) >= r; });
       bool got = false;
       for (int tries = 0; tries < 4 && !got; ++tries) {
         auto s = d.steal();
@@ -205,8 +226,8 @@ TEST(DequeStress, LastElementRaceBetweenPopAndSteal) {
     round_started.store(r, std::memory_order_release);
     std::size_t* p = d.pop();
     if (p != nullptr) owner_wins.fetch_add(1);
-    while (thief_done.load(std::memory_order_acquire) < r) {
-    }
+    heist_test::spin_then_yield_until(
+        [&] { return thief_done.load(std::memory_order_acquire) >= r; });
     if (p == nullptr) EXPECT_TRUE(d.empty());
   }
   thief.join();
@@ -235,6 +256,7 @@ TEST(DequeStress, FenceFreePopsRaceAThiefOnShortDeques) {
   // A, the owner pops B without a fence, the thief reads a bottom that still says two). A
   // thief's barrier takes microseconds: pops start up to 20 us late, spaced up to 5 us.
   if (!fence_free_pops_available()) GTEST_SKIP() << "membarrier is not available";
+  if (!two_cpus_to_race_on()) GTEST_SKIP() << "needs two CPUs to race on";
   race_a_thief_on_short_deques(heist_test::scaled(20000), 20000, 5000);
 }
 
@@ -244,5 +266,6 @@ TEST(DequeStress, FenceFreePopsRaceAThiefOnShortDequesTightly) {
   // (checked: with the barrier removed this reports duplicates in 8 and 10 of 10 runs;
   // the model check, tests/model, catches that mutant every time).
   if (!fence_free_pops_available()) GTEST_SKIP() << "membarrier is not available";
+  if (!two_cpus_to_race_on()) GTEST_SKIP() << "needs two CPUs to race on";
   race_a_thief_on_short_deques(heist_test::scaled(1000000), 300, 100);
 }

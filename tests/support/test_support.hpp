@@ -45,6 +45,17 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
   return true;
 }
 
+// Waits for pred() in a round-by-round handoff between two test threads: spins first (a
+// peer on another core answers within a microsecond, and a race test needs both threads
+// running), then yields, so that on an oversubscribed machine (two such tests sharing two
+// cores) the peer gets the core at once instead of at the next scheduler tick.
+template <class Pred>
+void spin_then_yield_until(Pred pred) {
+  for (int spins = 0; !pred(); ++spins) {
+    if (spins >= 4096) std::this_thread::yield();
+  }
+}
+
 // Starts ex.wait_idle() on its own thread once `ready()` holds, then calls `finish()`, which
 // lets the last task end. Returns whether wait_idle() returned within `timeout` of that. If
 // it did not (a lost quiescence wake-up), posts no-op tasks until it does, so that a failing
