@@ -71,12 +71,8 @@ executor_impl::executor_impl(executor_options options)
   m_num_slots = m_num_workers + k_leasable_slots + m_options.max_blocking_threads;
   m_slots = std::make_unique<slot[]>(m_num_slots);
   for (std::size_t i = 0; i < m_num_slots; ++i) {
-    slot& s = m_slots[i];
-    s.m_index = static_cast<std::uint32_t>(i);
-    s.m_last_victim = static_cast<std::uint32_t>(i);  // none yet
-    s.m_rng = (i + 1) * 0x9E3779B97F4A7C15ULL;
-    const std::uint32_t retry = fence_free_retry_pops(m_num_workers);
-    s.m_deque.enable_fence_free_pops(retry, retry * k_fence_free_max_retry_factor);
+    m_slots[i].prepare(static_cast<std::uint32_t>(i), (i + 1) * 0x9E3779B97F4A7C15ULL,
+                       m_num_workers);
   }
   // Injection buckets: enough that a few external producers rarely share one.
   m_arena = std::make_unique<arena>(

@@ -18,11 +18,8 @@ class task_arena_state {
                 arena::layout{max_concurrency, 0, max_concurrency,
                               std::max<std::size_t>(2, max_concurrency), true}) {
     for (std::size_t i = 0; i < max_concurrency; ++i) {
-      m_slots[i].m_index = static_cast<std::uint32_t>(i);
-      m_slots[i].m_last_victim = static_cast<std::uint32_t>(i);
-      m_slots[i].m_rng = (i + 7) * 0x9E3779B97F4A7C15ULL;
-      const std::uint32_t retry = fence_free_retry_pops(exec.num_workers());
-      m_slots[i].m_deque.enable_fence_free_pops(retry, retry * k_fence_free_max_retry_factor);
+      m_slots[i].prepare(static_cast<std::uint32_t>(i), (i + 7) * 0x9E3779B97F4A7C15ULL,
+                         exec.num_workers());
     }
     m_arena.set_level(level);
     exec.register_arena(m_arena);

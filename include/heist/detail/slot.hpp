@@ -14,6 +14,7 @@
 
 #include "heist/detail/chase_lev_deque.hpp"
 #include "heist/detail/config.hpp"
+#include "heist/detail/process_barrier.hpp"
 #include "heist/detail/task.hpp"
 
 namespace heist::detail {
@@ -65,6 +66,18 @@ struct alignas(k_cache_line) slot {
   // 32 entries to start (fork-join rarely goes deeper; rings double on demand): an executor
   // has a slot per worker plus leasable and stand-in slots, most of them never used.
   chase_lev_deque<task*> m_deque{32};
+
+  // Sets up slot `index` of an arena on an executor of `executor_workers` workers: victim
+  // selection starts at the slot itself, `rng_seed` seeds it, and the deque's pops go
+  // fence-free while nobody steals from it where fence_free_retry_pops allows.
+  void prepare(std::uint32_t index, std::uint64_t rng_seed, std::size_t executor_workers) noexcept {
+    m_index = index;
+    m_last_victim = index;  // none yet
+    m_rng = rng_seed;
+    const std::uint32_t retry = fence_free_retry_pops(executor_workers);
+    m_deque.enable_fence_free_pops(retry, retry * k_fence_free_max_retry_factor);
+  }
+
   alignas(k_cache_line) slot_counters m_counters;
   // Leasable slots (external helpers, task_arena visitors): taken by a CAS false -> true
   // (acquire) and given back by a release store, so that one occupant's owner-only deque
