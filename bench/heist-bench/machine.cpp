@@ -1,11 +1,16 @@
 // What heist-bench records about the machine it ran on.
+#include <pthread.h>
+#include <sched.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <heist/detail/cpu_limits.hpp>
 
@@ -64,6 +69,57 @@ machine_info read_machine_info() {
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   m.date = buf;
   return m;
+}
+
+namespace {
+
+__attribute__((noinline)) long serial_fib(int n) {
+  return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2);
+}
+
+double time_serial_fib_ms() {
+  volatile int n = 33;  // volatile: not folded at compile time
+  const auto start = std::chrono::steady_clock::now();
+  volatile long sink = serial_fib(n);
+  (void)sink;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+std::string measure_cpu_speeds() {
+  cpu_set_t original;
+  CPU_ZERO(&original);
+  if (pthread_getaffinity_np(pthread_self(), sizeof original, &original) != 0)
+    return "unknown (pthread_getaffinity_np failed)";
+  std::string text = "fib(33) pinned to each CPU, fastest of 5:";
+  std::vector<double> ms;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &original)) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) continue;
+    double best = time_serial_fib_ms();
+    for (int rep = 1; rep < 5; ++rep)
+      best = std::min(best, time_serial_fib_ms());
+    ms.push_back(best);
+    char b[48];
+    std::snprintf(b, sizeof b, " cpu%d %.1f ms", cpu, best);
+    text += b;
+  }
+  pthread_setaffinity_np(pthread_self(), sizeof original, &original);
+  if (ms.size() < 2) return text;
+  // A perfect run on all of them does the fastest CPU's work per ms times sum(fastest / t_i).
+  const double fastest = *std::min_element(ms.begin(), ms.end());
+  double together = 0;
+  for (double t : ms)
+    together += fastest / t;
+  char b[160];
+  std::snprintf(b, sizeof b, "; a perfect %zu-thread run is %.2fx one on the fastest CPU",
+                ms.size(), together);
+  return text + b;
 }
 
 }  // namespace bench

@@ -70,11 +70,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::filesystem::create_directories(x.cfg.out);
-  const machine_info m = read_machine_info();
+  machine_info m = read_machine_info();
+  m.cpu_speeds_start = measure_cpu_speeds();
   print_header(m, x.cfg);
   for (const workload_family& f : sorted_families())
     f.run(x);
+  m.cpu_speeds_end = measure_cpu_speeds();
   print_table(x.results);
+  std::printf("CPU speeds at the start: %s\nCPU speeds at the end: %s\n",
+              m.cpu_speeds_start.c_str(), m.cpu_speeds_end.c_str());
   write_report(x.cfg, m, x.results);
   return 0;
 }

@@ -71,6 +71,7 @@ void print_header(const machine_info& m, const config& cfg) {
   std::printf("heist-bench: %s, %u cores, %s, %s\n", m.cpu_model.c_str(), m.cores,
               m.compiler.c_str(), m.os.c_str());
   std::printf("sizing: %s\n", m.sizing.c_str());
+  std::printf("CPU speeds: %s\n", m.cpu_speeds_start.c_str());
   std::printf("oneTBB %s, OpenMP %s, %s; mode %s; threads", m.tbb_version.c_str(),
               m.openmp_version.c_str(), m.date.c_str(), cfg.full ? "full" : "quick");
   for (int t : cfg.threads)
@@ -317,6 +318,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   md << "# heist-bench report\n\n";
   md << "- machine: " << m.cpu_model << ", " << m.cores << " cores, " << m.os << "\n";
   md << "- sizing: " << m.sizing << "\n";
+  md << "- CPU speeds at the start: " << m.cpu_speeds_start << "\n";
+  md << "- CPU speeds at the end: " << m.cpu_speeds_end << "\n";
   md << "- compiler: " << m.compiler << "; oneTBB " << m.tbb_version << "; OpenMP "
      << m.openmp_version << "\n";
   md << "- date: " << m.date << "; mode: " << (cfg.full ? "full" : "quick") << "; threads:";

@@ -32,8 +32,17 @@ struct machine_info {
   // HEIST_NUM_THREADS): the default thread counts come from it.
   std::size_t parallelism = 1;
   std::string sizing;
+  // The speed of each CPU the run may use, at its start and its end (measure_cpu_speeds).
+  std::string cpu_speeds_start;
+  std::string cpu_speeds_end;
 };
 
 machine_info read_machine_info();
+
+// Times a fixed serial loop (recursive fib(33), about 10 ms) pinned to each CPU of
+// the affinity mask in turn, the fastest of 5 runs each, and says what speedup they allow: on
+// a virtual machine one vCPU can run at 80% of another's speed for minutes, and then a
+// perfect 2-thread run is 1.8 times one on the fast CPU, not 2. Restores the affinity mask.
+std::string measure_cpu_speeds();
 
 }  // namespace bench
