@@ -2,7 +2,9 @@
 // check against std::deque (kind: requirement, boundary).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <deque>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -61,6 +63,32 @@ TEST(Deque, GrowsAndKeepsEveryElementInOrder) {
   for (std::size_t i = 5000; i-- > next_steal;)
     ASSERT_EQ(d.pop(), item(i));
   EXPECT_EQ(d.pop(), nullptr);
+}
+
+TEST(Deque, RingsOfDequesCreatedTogetherShareNoCacheLine) {
+  // An executor creates its workers' deques one after another. Their rings must not share a
+  // cache line: a plain malloc put the last slots of one on the line of the next one's
+  // header, and one worker's pushes slowed the other's every push and pop (ring::create).
+  constexpr std::uintptr_t line = heist::detail::k_cache_line;
+  std::vector<std::unique_ptr<chase_lev_deque<int*>>> deques;
+  for (std::int64_t capacity : {32, 32, 2, 32, 4, 64, 32})
+    deques.push_back(std::make_unique<chase_lev_deque<int*>>(capacity));
+  for (std::size_t i = 0; i < 100; ++i)
+    deques[2]->push(item(i));  // grown: a ring allocated later, among the others
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> lines;  // first and last line
+  for (const auto& d : deques) {
+    const auto [begin, end] = d->ring_storage();
+    const auto b = reinterpret_cast<std::uintptr_t>(begin);
+    const auto e = reinterpret_cast<std::uintptr_t>(end);
+    EXPECT_EQ(b % line, 0u) << "a ring starts inside a cache line";
+    lines.emplace_back(b / line, (e - 1) / line);
+  }
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    for (std::size_t j = i + 1; j < lines.size(); ++j) {
+      const bool disjoint = lines[i].second < lines[j].first || lines[j].second < lines[i].first;
+      EXPECT_TRUE(disjoint) << "rings " << i << " and " << j << " share a cache line";
+    }
+  }
 }
 
 TEST(Deque, StealIfRejectsWithoutTaking) {

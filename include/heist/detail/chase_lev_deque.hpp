@@ -50,6 +50,7 @@
 #include <cstdlib>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/perturb.hpp"
@@ -85,7 +86,15 @@ class chase_lev_deque {
     static ring* create(std::int64_t capacity) {
       // One allocation for header and slots; slots are value-initialized (nullptr), so a
       // speculative read of a slot outside [top, bottom) yields nullptr or an old element.
-      void* mem = std::malloc(sizeof(ring) + sizeof(std::atomic<T>) * capacity);
+      // Cache-line aligned and padded to whole lines: the deques of an executor are created
+      // one after another, and a plain malloc put the last slots of one ring on the line of
+      // the next ring's header, which its owner reads on every push and pop. Whenever the
+      // first owner's pushes reached those slots (the used window rotates as top advances),
+      // the other worker missed on every operation: fib(30) on 2 workers ran some windows
+      // at a fifth of its speed (design.md, "Per-spawn cost").
+      const std::size_t bytes = sizeof(ring) + sizeof(std::atomic<T>) * capacity;
+      void* mem = std::aligned_alloc(k_cache_line,
+                                     (bytes + k_cache_line - 1) / k_cache_line * k_cache_line);
       if (mem == nullptr) throw std::bad_alloc();
       ring* r = ::new (mem) ring{capacity, capacity - 1, nullptr, nullptr};
       r->m_slots = reinterpret_cast<std::atomic<T>*>(static_cast<char*>(mem) + sizeof(ring));
@@ -260,6 +269,12 @@ class chase_lev_deque {
   // Owner only (or quiescent): current ring capacity, for tests.
   std::int64_t capacity() const noexcept {
     return m_ring.load(std::memory_order_relaxed)->m_capacity;
+  }
+  // Owner only (or quiescent): the bytes the current ring occupies, header included, for the
+  // test that rings of different deques never share a cache line (ring::create).
+  std::pair<const void*, const void*> ring_storage() const noexcept {
+    const ring* r = m_ring.load(std::memory_order_relaxed);
+    return {r, reinterpret_cast<const char*>(r->m_slots + r->m_capacity)};
   }
 
  private:
