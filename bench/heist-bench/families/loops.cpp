@@ -177,15 +177,18 @@ void loop_workloads(context& x) {
     auto data = std::make_shared<epcc_data>();
     const int reps1 = 100;
     const int reps2 = x.cfg.full ? 100 : 3;
+    // 11 samples even in quick mode: with 7, one slowed sample in a row of clustered heavy
+    // rows (1.2 ms each, indivisible) moved a median by 5%, the margin item 4 of issue 13
+    // judges the loops by.
     loop_case(
-        "epcc1", "EPCC loop 1 (x" + std::to_string(reps1) + ")", 4, x.cfg.reps_or(7, 11),
+        "epcc1", "EPCC loop 1 (x" + std::to_string(reps1) + ")", 4, x.cfg.reps_or(11, 11),
         [data] { data->reset(); },
         [data, reps1](auto& l) {
           epcc_loop1(l, *data, reps1);
           return checksum(data->a);
         });
     loop_case(
-        "epcc2", "EPCC loop 2 (x" + std::to_string(reps2) + ")", 4, x.cfg.reps_or(7, 9),
+        "epcc2", "EPCC loop 2 (x" + std::to_string(reps2) + ")", 4, x.cfg.reps_or(11, 9),
         [data] { data->reset(); },
         [data, reps2](auto& l) {
           epcc_loop2(l, *data, reps2);
