@@ -74,14 +74,27 @@ inline std::uint64_t loop_clock() noexcept {
 // Leaf size in iterations, adapted so that a leaf takes about k_target_ns: long enough that
 // the clock reads and body calls cost nothing, short enough that a thread that becomes idle
 // finds work to take within microseconds.
+//
+// One clock read per leaf: the sizer's clock starts when it is made, and each leaf is timed
+// from the end of the one before (leaf_done). What runs between two leaves (a split, a
+// spawn, a look at the deque, taking a chunk) is tens of nanoseconds against the 8 and 32 us
+// the sizer compares with, while a second read per leaf cost 25-46 ns (steady_clock on the
+// test VM), about 1% of EPCC loop 1 with its 300 leaves per 1.2 ms call.
 class leaf_sizer {
  public:
   static constexpr std::uint64_t k_target_ns = 16'000;
 
   // A task given a piece of another task's range starts from that task's leaf size.
   leaf_sizer(std::size_t grain, std::size_t start) noexcept
-      : m_grain(grain), m_leaf(std::max(grain, start)) {}
+      : m_grain(grain), m_leaf(std::max(grain, start)), m_mark(loop_clock()) {}
   std::size_t leaf() const noexcept { return m_leaf; }
+
+  // A leaf of `iterations` has just run: time it since the previous mark.
+  void leaf_done(std::size_t iterations) noexcept {
+    const std::uint64_t now = loop_clock();
+    observed(iterations, now - m_mark);
+    m_mark = now;
+  }
   void observed(std::size_t iterations, std::uint64_t ns) noexcept {
     if (iterations == 0) return;
     if (ns < k_target_ns / 2) {
@@ -98,6 +111,7 @@ class leaf_sizer {
  private:
   std::size_t m_grain;
   std::size_t m_leaf;
+  std::uint64_t m_mark;  // loop_clock() at the end of the last leaf (or at construction)
 };
 
 template <class R>
@@ -295,9 +309,8 @@ template <class R, class F>
 void timed_leaf(leaf_sizer& sizer, R& leaf, F&& body) {
   std::size_t n = 1;
   if constexpr (sized_range<R>) n = static_cast<std::size_t>(leaf.size());
-  const std::uint64_t t0 = loop_clock();
   body(leaf);
-  sizer.observed(n, loop_clock() - t0);
+  sizer.leaf_done(n);
 }
 
 // --- the two loop shapes -----------------------------------------------------------------

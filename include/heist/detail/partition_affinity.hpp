@@ -98,14 +98,12 @@ void affinity_participate(const loop_base& loop, affinity_state& st, std::size_t
   leaf_sizer sizer(grain, grain);
   std::size_t lo = 0, hi = 0;
   while (!loop.cancelled() && st.take_front(me, sizer.leaf(), lo, hi)) {
-    const std::uint64_t t0 = loop_clock();
     run(lo, hi);
-    sizer.observed(hi - lo, loop_clock() - t0);
+    sizer.leaf_done(hi - lo);
   }
   while (!loop.cancelled() && st.steal_back(sizer.leaf(), lo, hi)) {
-    const std::uint64_t t0 = loop_clock();
     run(lo, hi);
-    sizer.observed(hi - lo, loop_clock() - t0);
+    sizer.leaf_done(hi - lo);
   }
 }
 
