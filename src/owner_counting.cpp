@@ -1,8 +1,8 @@
-// The process-wide barrier behind owner-counted joins (wait_context.hpp, docs/design.md
-// "Owner-counted joins"): a group's owner writes its local count with plain stores and
-// re-reads m_owner with no fence; a thread that claims the group pays for both sides with
-// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full memory barrier on every CPU
-// that is running a thread of this process (an asymmetric Dekker pair, as in liburcu and
+// The process-wide barrier behind owner-counted joins (wait_context.hpp,
+// docs/design-protocols.md "Owner-counted joins"): a group's owner writes its local count with
+// plain stores and re-reads m_owner with no fence; a thread that claims the group pays for both
+// sides with membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full memory barrier on
+// every CPU that is running a thread of this process (an asymmetric Dekker pair, as in liburcu and
 // folly's asymmetricHeavyBarrier). Without it (not Linux, an old kernel, a seccomp filter that
 // refuses the call) owner counting stays off and every group counts with atomic RMWs.
 // The same barrier lets a deque's owner pop without a fence while no thief steals from it

@@ -6,8 +6,8 @@
 //   arena_visit.cpp     spawning into arenas from outside, leases, visits to task arenas
 //   thread_context.cpp  what heist knows about each OS thread
 //   stack_extension.cpp deep helping recursion moves to a fresh stack
-// Sleeping and waking is idle_state's (include/heist/detail/idle_state.hpp); docs/design.md
-// has the long version with diagrams.
+// Sleeping and waking is idle_state's (include/heist/detail/idle_state.hpp);
+// docs/design-protocols.md has the long version, docs/design.md the overview with diagrams.
 //
 // Glossary
 //   worker   a thread the executor started; it occupies one slot (deque) of its arena.

@@ -2,7 +2,7 @@
 // task (symmetric transfer: chains of awaits use no stack), on a heist future, on
 // schedule(ex) and on task_group::join(); start() and sync_wait(). A suspended coroutine holds
 // no thread: it is resumed as a task, on the executor that completed what it waited for
-// (docs/design.md, "Coroutines"). Its frame comes from per-thread small-object memory
+// (docs/design-async.md, "Coroutines"). Its frame comes from per-thread small-object memory
 // (small_object_pool.hpp), not from the global operator new, when it is at most 1 KiB.
 #pragma once
 

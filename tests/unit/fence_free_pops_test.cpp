@@ -1,6 +1,6 @@
 // The fence-free pop mode of the Chase-Lev deque on one thread (chase_lev_deque.hpp, docs/
-// design.md "Fence-free pops, switched by the owner"): which events end a fence-free spell,
-// which do not, and how many fenced pops the owner waits before it tries again (kind:
+// design-protocols.md "Fence-free pops, switched by the owner"): which events end a fence-free
+// spell, which do not, and how many fenced pops the owner waits before it tries again (kind:
 // requirement). The races themselves are in tests/stress/deque_stress_test.cpp.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Owner-counted joins (issue 13, docs/design.md "Owner-counted joins"): the thread that
+// Owner-counted joins (issue 13, docs/design-protocols.md "Owner-counted joins"): the thread that
 // creates a task_group counts its own spawns and the children it runs itself without atomic
 // RMWs. These tests are the cases where another thread is involved: a thief finishing an
 // owner-counted child, a waiter that is not the owner (it claims the group), a coroutine that

@@ -21,7 +21,7 @@
 //  * A failed steal CAS is reported as `lost_race`, never as `empty`: the sleep protocol must
 //    not treat it as "no work" (bug 7).
 //
-// Fence-free pops (docs/design.md "Fence-free pops, switched by the owner"). The pop's
+// Fence-free pops (docs/design-protocols.md "Fence-free pops, switched by the owner"). The pop's
 // seq_cst fence (T4) costs about a quarter of a fork-join spawn, and it only matters while a
 // thief is stealing from this deque, which is rare. A deque built with
 // enable_fence_free_pops() has a mode on the owner's line:

@@ -1,5 +1,5 @@
 // The engine behind parallel_for / parallel_reduce: how each partitioner cuts a range into
-// tasks. docs/design.md ("Parallel loops") explains the choices; in short:
+// tasks. docs/design-loops-arenas.md ("Parallel loops") explains the choices; in short:
 //
 //  auto     Lazy binary splitting with a range pool (after oneTBB's auto_partitioner and
 //           Tzannes et al.'s LBS). A task keeps its range in a small stack of halves, runs the

@@ -17,8 +17,8 @@
 // is gone (the finishing task still reads m_waiter after its RMW, so the context, often on
 // the waiter's stack, must outlive that read). disarm() enforces this.
 //
-// Owner-counted joins (docs/design.md "Owner-counted joins"). Most children of a task_group
-// are popped back and run by the thread that spawned them, which is also the thread that
+// Owner-counted joins (docs/design-protocols.md "Owner-counted joins"). Most children of a
+// task_group are popped back and run by the thread that spawned them, which is also the thread that
 // waits. Such a group (opted in: task_group, the loops' child groups) records its creator,
 // the *owner*; the owner counts its own spawns in m_local, a count only it writes, with plain
 // loads and stores (no lock prefix), and a child it runs itself is counted out of m_local the
