@@ -17,17 +17,9 @@
 namespace bench {
 namespace {
 
-const result* find(const std::vector<result>& rs, const std::string& workload,
-                   const std::string& backend, int threads) {
-  for (const result& r : rs) {
-    if (r.workload == workload && r.backend == backend && r.threads == threads) return &r;
-  }
-  return nullptr;
-}
-
 // The reference row for ratios: heist at the same thread count.
 const result* reference(const std::vector<result>& rs, const result& r) {
-  return find(rs, r.workload, "heist", r.threads);
+  return find_result(rs, r.workload, "heist", r.threads);
 }
 
 // this median / heist's median at the same thread count ("vs heist"); NaN without one.
@@ -39,7 +31,7 @@ double ratio_to_heist(const std::vector<result>& rs, const result& r) {
 
 // serial time / this time, for timed workloads that have a serial row.
 double speedup(const std::vector<result>& rs, const result& r) {
-  const result* s = find(rs, r.workload, "serial", 1);
+  const result* s = find_result(rs, r.workload, "serial", 1);
   if (s == nullptr || r.unit != "ms" || r.stats.median <= 0) return std::nan("");
   return s->stats.median / r.stats.median;
 }
@@ -89,7 +81,7 @@ void print_progress(const result& r) {
 void note_paired_scaling(std::vector<result>& rows) {
   for (result& r : rows) {
     if (r.threads <= 1 || r.unit != "ms" || r.samples.size() < 3) continue;
-    const result* one = find(rows, r.workload, r.backend, 1);
+    const result* one = find_result(rows, r.workload, r.backend, 1);
     if (one == nullptr || one->samples.size() != r.samples.size()) continue;
     std::vector<double> ratios;
     for (std::size_t k = 0; k < r.samples.size(); ++k) {
@@ -99,8 +91,7 @@ void note_paired_scaling(std::vector<result>& rows) {
     char b[96];
     std::snprintf(b, sizeof b, "T1/T%d %.2f (p10..p90 %.2f..%.2f)", r.threads, s.median, s.p10,
                   s.p90);
-    if (!r.note.empty()) r.note += "; ";
-    r.note += b;
+    add_note(r, b);
   }
 }
 
@@ -157,7 +148,7 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
         bool any = false;
         std::vector<double> col;
         for (const std::string& b : c.series) {
-          const result* r = find(rs, w, b, t);
+          const result* r = find_result(rs, w, b, t);
           const double v = r != nullptr && r->group == "fork-join" ? speedup(rs, *r) : std::nan("");
           any = any || !std::isnan(v);
           col.push_back(v);
@@ -185,7 +176,7 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
       for (int t : cfg.threads) {
         c.categories.push_back(w + " @" + std::to_string(t));
         for (std::size_t s = 0; s < c.series.size(); ++s) {
-          const result* r = find(rs, w, c.series[s], t);
+          const result* r = find_result(rs, w, c.series[s], t);
           c.values[s].push_back(r != nullptr
                                     ? r->stats.median * 1e6 / static_cast<double>(fib_spawns(n))
                                     : std::nan(""));
@@ -216,7 +207,7 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
       if (!seed) continue;
       c.categories.push_back(w);
       for (std::size_t s = 0; s < c.series.size(); ++s) {
-        const result* r = find(rs, w, c.series[s], t);
+        const result* r = find_result(rs, w, c.series[s], t);
         c.values[s].push_back(r != nullptr ? r->stats.median : std::nan(""));
       }
     }
@@ -298,8 +289,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     c.values.assign(1, {});
     for (const std::string& w : workloads_in_order(rs)) {
       for (int t : cfg.threads) {
-        const result* h = find(rs, w, "heist", t);
-        const result* o = find(rs, w, "oneTBB", t);
+        const result* h = find_result(rs, w, "heist", t);
+        const result* o = find_result(rs, w, "oneTBB", t);
         if (h == nullptr || o == nullptr || (h->group != "graphs" && h->group != "pipelines")) {
           continue;
         }

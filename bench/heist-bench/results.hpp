@@ -20,6 +20,21 @@ struct result {
   std::string note;  // extra figures (p99, useful cores, ...)
 };
 
+// The row of `workload` on `backend` at `threads`, or nullptr.
+inline const result* find_result(const std::vector<result>& rs, const std::string& workload,
+                                 const std::string& backend, int threads) {
+  for (const result& r : rs) {
+    if (r.workload == workload && r.backend == backend && r.threads == threads) return &r;
+  }
+  return nullptr;
+}
+
+// Appends `text` to a row's note column, "; " between entries.
+inline void add_note(result& r, const std::string& text) {
+  if (!r.note.empty()) r.note += "; ";
+  r.note += text;
+}
+
 struct machine_info {
   std::string cpu_model;
   unsigned cores = 0;

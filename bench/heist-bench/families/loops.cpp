@@ -90,19 +90,6 @@ double epcc2_best_split_over_static(const epcc_data& d, int threads) {
   return static_cast<double>((heavy + parts - 1) / parts) / static_cast<double>(busiest);
 }
 
-const result* find_row(const std::vector<result>& rs, const std::string& workload,
-                       const std::string& backend, int threads) {
-  for (const result& r : rs) {
-    if (r.workload == workload && r.backend == backend && r.threads == threads) return &r;
-  }
-  return nullptr;
-}
-
-void add_note(result& r, const std::string& text) {
-  if (!r.note.empty()) r.note += "; ";
-  r.note += text;
-}
-
 // The figures issue 13 judges the loops by, on the rows they concern (medians): heist auto
 // against the best OpenMP schedule of the same run, and on loop 2 heist affinity against heist
 // static, next to the best any partition of its rows can reach.
@@ -123,7 +110,7 @@ void note_loop_ratios(context& x, const std::string& workload, const epcc_data* 
                     best->backend.c_str());
       add_note(r, b);
     } else if (r.backend == "heist affinity" && loop2 != nullptr) {
-      const result* fixed = find_row(x.results, workload, "heist static", r.threads);
+      const result* fixed = find_result(x.results, workload, "heist static", r.threads);
       if (fixed == nullptr || fixed->stats.median <= 0) continue;
       char b[96];
       std::snprintf(b, sizeof b, "%.3fx heist static (a perfect split of the rows: %.3fx)",
