@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <latch>
 #include <memory>
@@ -265,6 +266,20 @@ TEST(ParallelFor, AffinityThiefTakesAtMostHalfOfWhatIsLeftInAShare) {
   st.layout(2, 100);
   ASSERT_TRUE(st.steal_back(4, lo, hi));
   EXPECT_EQ(hi - lo, 4u);
+}
+
+TEST(LeafSizer, TimesEachLeafFromTheEndOfThePreviousOne) {
+  // One clock read per leaf: a leaf is timed from the end of the one before, the first from
+  // the sizer's creation, so the mark must move on at every leaf.
+  heist::detail::leaf_sizer sizer(1, 64);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  sizer.leaf_done(64);  // over 2 ms for 64 iterations: shrinks to fit 16 us, i.e. the grain
+  EXPECT_EQ(sizer.leaf(), 1u);
+  // Leaves done back to back take microseconds, so the leaf doubles again; a mark left where
+  // it was would time each of them at over 2 ms and keep the leaf at the grain.
+  for (int i = 0; i < 1000 && sizer.leaf() < 8; ++i)
+    sizer.leaf_done(sizer.leaf());
+  EXPECT_GE(sizer.leaf(), 8u);
 }
 
 TEST(ParallelFor, CallingThreadTakesPart) {
