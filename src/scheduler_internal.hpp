@@ -130,7 +130,11 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   c.m_stolen = saved_stolen;
   c.m_isolation = saved_isolation;
   c.m_group = saved_group;
-  c.m_pool.deallocate(t);
+  if (HEIST_UNLIKELY(stolen)) {
+    c.m_pool.deallocate_foreign(t);  // from another thread's pages (task_pool.hpp)
+  } else {
+    c.m_pool.deallocate(t);
+  }
   if (s != nullptr) {
     if (run) {
       if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();

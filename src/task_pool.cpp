@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <utility>
 
 namespace heist::detail {
 namespace {
@@ -122,9 +123,17 @@ task_memory_stats task_memory() noexcept {
 
 task_pool::~task_pool() {
   the_depot().give({m_free, m_count});
+  the_depot().give({m_foreign, m_foreign_count});
 }
 
 task* task_pool::refill() {
+  if (m_foreign != nullptr) {
+    // Rather than a batch from the depot: the blocks are here already, and the bound on
+    // what a thread holds stays the same.
+    m_free = std::exchange(m_foreign, nullptr);
+    m_count = std::exchange(m_foreign_count, 0);
+    return m_free;
+  }
   const batch b = the_depot().take();
   m_free = b.head;
   m_count = b.count;
@@ -142,6 +151,14 @@ void task_pool::spill() noexcept {
   last->m_next.store(nullptr, std::memory_order_relaxed);
   m_count -= k_task_batch;
   the_depot().give({head, k_task_batch});
+}
+
+void task_pool::deallocate_foreign(task* t) noexcept {
+  t->m_next.store(m_foreign, std::memory_order_relaxed);
+  m_foreign = t;
+  if (++m_foreign_count == k_task_batch) {
+    the_depot().give({std::exchange(m_foreign, nullptr), std::exchange(m_foreign_count, 0)});
+  }
 }
 
 }  // namespace heist::detail
