@@ -129,7 +129,7 @@ class chase_lev_deque {
 
   // Owner only. Returns true if the deque was empty before the push (then the push is
   // seq_cst, see below).
-  bool push(T value) {
+  HEIST_ALWAYS_INLINE bool push(T value) {
     // P1: only the owner writes bottom.
     const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
     // P2: acquire pairs with a thief's successful CAS on top (S6), so the thief's read of
