@@ -131,7 +131,7 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   c.m_isolation = saved_isolation;
   c.m_group = saved_group;
   if (HEIST_UNLIKELY(stolen)) {
-    c.m_pool.deallocate_foreign(t);  // from another thread's pages (task_pool.hpp)
+    c.m_pool.deallocate_foreign(t);  // another thread's block (task_pool.hpp)
   } else {
     c.m_pool.deallocate(t);
   }

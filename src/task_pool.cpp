@@ -154,6 +154,8 @@ void task_pool::spill() noexcept {
 }
 
 void task_pool::deallocate_foreign(task* t) noexcept {
+  // relaxed: the block is this thread's until the depot's lock hands it on, as in
+  // deallocate().
   t->m_next.store(m_foreign, std::memory_order_relaxed);
   m_foreign = t;
   if (++m_foreign_count == k_task_batch) {

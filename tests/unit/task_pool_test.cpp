@@ -2,9 +2,13 @@
 // tasks stay off the local free list (task_pool.hpp, issue 13's seventh round).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "heist/detail/task_pool.hpp"
+#include "heist/detail/thread_context.hpp"
+#include "heist/heist.hpp"
 
 using heist::detail::k_task_batch;
 using heist::detail::task;
@@ -64,4 +68,35 @@ TEST(TaskPool, APoolGivesItsForeignBlocksBackWhenItGoes) {
     local = mine.local_count();  // 0: it never allocated
   }
   EXPECT_EQ(task_memory().depot_blocks, depot_before + 2 + local);
+}
+
+TEST(TaskPool, AThiefFreesTheBlockOfATaskItStoleToItsForeignList) {
+  // Worker A spawns S and spins (without helping) until the end, so S can only be stolen,
+  // by worker B. S posts C into B's own deque and returns; B frees S's block, then pops C,
+  // which looks at B's pool: S's block is on the foreign list, not the local one.
+  heist::executor ex(2);
+  std::atomic<bool> stolen_ran{false};
+  std::atomic<bool> checked{false};
+  std::atomic<std::size_t> foreign_seen{0};
+  std::atomic<bool> same_thread{false};
+  ex.post([&] {
+    const std::thread::id a = std::this_thread::get_id();
+    heist::task_group g;
+    g.run([&] {
+      const std::thread::id b = std::this_thread::get_id();
+      ex.post([&, b] {
+        same_thread = std::this_thread::get_id() == b;
+        foreign_seen = heist::detail::current_context().m_pool.foreign_count();
+        checked = true;
+      });
+      stolen_ran = a != b;
+    });
+    while (!checked.load())
+      std::this_thread::yield();
+    g.wait();
+  });
+  ex.wait_idle();
+  ASSERT_TRUE(stolen_ran.load());
+  ASSERT_TRUE(same_thread.load());
+  EXPECT_EQ(foreign_seen.load(), 1u);
 }

@@ -13,12 +13,13 @@
 //
 // Blocks of stolen tasks are kept apart (issue 13, seventh round). A stolen task's block
 // comes from the victim's batches, among blocks the victim keeps writing; pushed on top of
-// the thief's LIFO free list, it became the thief's next spawn and its hottest block, and
-// fib(30) on two workers ran 10-25% slower per task than on two independent 1-worker
-// executors, by an amount that depended on where the heap put things. So the block of a
-// task taken from another thread's deque goes to a separate foreign list: handed to the
-// depot once it holds a batch, used here only when the local list runs dry. Each thread's
-// hot blocks then come from batches it took whole.
+// the thief's LIFO free list, it became the thief's next spawn and its hottest block. fib(30)
+// on two workers ran 15-35% slower per task than two 1-worker executors side by side, by an
+// amount that followed the heap layout, and keeping those blocks apart won back 3-15% of it
+// (BENCHMARKS.md, issue 13's seventh round). So the block of a task taken from another
+// thread's deque goes to a separate foreign list: handed to the depot once it holds a batch,
+// used here only when the local list runs dry. Each thread's hot blocks then come from
+// batches it took whole.
 #pragma once
 
 #include <atomic>
