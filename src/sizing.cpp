@@ -1,9 +1,6 @@
 // available_parallelism (SPEC section 12): the environment override, the affinity mask and
 // the cgroup CPU quota. The parsing rules are in detail/cpu_limits.hpp.
-#include <sched.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -13,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "affinity_mask.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/cpu_limits.hpp"
 #include "heist/sizing.hpp"
@@ -169,19 +167,9 @@ std::optional<double> cgroup_cpu_quota(const std::string& root) {
 }
 
 std::optional<std::size_t> affinity_cpu_count() {
-  // The mask may be larger than cpu_set_t's 1024 CPUs: grow until the kernel accepts it.
-  for (int cpus = CPU_SETSIZE; cpus <= (1 << 20); cpus *= 2) {
-    const std::size_t bytes = CPU_ALLOC_SIZE(cpus);
-    cpu_set_t* set = CPU_ALLOC(cpus);
-    if (set == nullptr) return std::nullopt;
-    CPU_ZERO_S(bytes, set);
-    const int rc = sched_getaffinity(0, bytes, set);
-    const int count = CPU_COUNT_S(bytes, set);
-    CPU_FREE(set);
-    if (rc == 0) return count > 0 ? std::optional<std::size_t>(count) : std::nullopt;
-    if (errno != EINVAL) return std::nullopt;
-  }
-  return std::nullopt;
+  const auto mask = affinity_mask::of_calling_thread();
+  if (!mask || mask->count() == 0) return std::nullopt;
+  return mask->count();
 }
 
 std::optional<std::size_t> parse_num_threads(const char* value) {
