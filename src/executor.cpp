@@ -18,6 +18,7 @@
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/topology.hpp"
 #include "heist/detail/trace.hpp"
+#include "heist/detail/wake_placement.hpp"
 #include "heist/sizing.hpp"
 
 namespace heist {
@@ -78,7 +79,7 @@ executor_impl::executor_impl(executor_options options)
   m_arena = std::make_unique<arena>(
       *this, m_slots.get(),
       arena::layout{m_num_slots, m_num_workers, m_num_workers + k_leasable_slots,
-                    std::max<std::size_t>(4, m_num_workers), false});
+                    std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers)});
   m_baseline.resize(m_num_workers);
   m_trace_origin = trace_clock();
   if (m_options.trace) {

@@ -5,6 +5,7 @@
 
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/topology.hpp"
+#include "heist/detail/wake_placement.hpp"
 
 namespace heist::detail {
 
@@ -46,13 +47,16 @@ void idle_state::sleeper_to_searcher(sleeper& s) noexcept {
   check_invariants();
 }
 
-bool idle_state::wake_one(bool roamer_only) noexcept {
+bool idle_state::wake_one(bool roamer_only, bool waker_runs_on) noexcept {
   sleeper* s = nullptr;
   parker* p = nullptr;
   // Several cache domains: prefer a sleeper near the caller (topology.hpp). Read before the
   // lock (sched_getcpu).
   const bool near = multi_domain();
   const std::uint32_t mine = near ? current_domain() : 0;
+  // A waker that runs on keeps the woken thread off its CPU (wake_placement.hpp).
+  const bool spread = waker_runs_on && m_spread_wakes;
+  const int waker_cpu = spread ? current_cpu() : -1;
   {
     std::lock_guard<std::mutex> lock(m_lock);
     s = m_roamers;
@@ -62,6 +66,7 @@ bool idle_state::wake_one(bool roamer_only) noexcept {
     // The woken thread becomes a searcher now, before it runs, so that concurrent
     // publishers see a searcher and do not wake a second thread for the same work.
     sleeper_to_searcher(*s);
+    s->m_waker_cpu = waker_cpu;  // published to the woken thread by the signal (release)
     p = s->m_parker;
   }
   HEIST_PERTURB_POINT(wake_unlinked);
@@ -69,8 +74,14 @@ bool idle_state::wake_one(bool roamer_only) noexcept {
   // was unlisted by us alone: nobody else can restart the same worker.
   if (p == nullptr) {
     s->m_restart(*s);
-  } else {
-    p->signal(parker::k_work);
+    return true;
+  }
+  p->signal(parker::k_work);
+  if (waker_cpu >= 0) {
+    HEIST_PERTURB_POINT(waker_yielding);
+    // If the OS queued the woken thread behind us, it runs now (and steps off); if not, this
+    // returns at once.
+    yield_to_wakee();
   }
   return true;
 }
@@ -139,6 +150,7 @@ void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
     assert((!roams(k) || searching(m_roaming.load(std::memory_order_relaxed)) > 0) &&
            "only searching roamers sleep as roamers");
     me.m_kind = k;
+    me.m_waker_cpu = -1;  // until a waker that runs on takes us
     sleeper*& h = head(k);
     me.m_prev = nullptr;
     me.m_next = h;

@@ -20,7 +20,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "graph_run_completing",  "pipeline_parked",  "pipeline_token_freed", "pipeline_input_suspended",
     "future_completing",     "worker_retiring",  "worker_restarting",    "poll_registered",
     "owner_count_confirmed", "group_claiming",   "member_inlined",       "pop_reserved",
-    "pop_mode_switching",    "pop_mode_trying",  "steal_counted"};
+    "pop_mode_switching",    "pop_mode_trying",  "steal_counted",        "waker_yielding",
+    "wakee_stepping_off"};
 static_assert(k_names.back() != nullptr, "a perturbation point without a name");
 }  // namespace
 

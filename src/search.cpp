@@ -22,6 +22,7 @@
 
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/topology.hpp"
+#include "heist/detail/wake_placement.hpp"
 #include "scheduler_internal.hpp"
 
 namespace heist::detail {
@@ -214,7 +215,7 @@ void leave_search(arena& a, idle_kind k) noexcept {
   if (HEIST_LIKELY(!look.needed())) return;
   // L2: pairs with the publishers' fence P2 (and attract_visitor's).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (look.any && a.has_queued_work()) a.idle().wake_one(false);
+  if (look.any && a.has_queued_work()) a.idle().wake_one(false, true);
   if (look.visitors &&
       (a.exec().task_arena_needs_thread() || (a.exec().poll_pending() && !a.strict()))) {
     a.idle().wake_one(true);
@@ -259,7 +260,10 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
   for (;;) {
     const std::int64_t left = deadline - now();
     if (left <= 0) break;
-    if (c.m_parker.wait_for(parker::k_work, left) != 0) return true;  // woken: a searcher
+    if (c.m_parker.wait_for(parker::k_work, left) != 0) {  // woken: a searcher
+      step_off_waker_cpu(c);
+      return true;
+    }
   }
   // R1: on_worker_stop first, so that a restart's on_worker_start cannot overlap it.
   exec.worker_stopping(c.m_worker_index);
@@ -341,6 +345,7 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
   // k_work: a waker took us out of the list and made us a searcher. (Debug: a k_work signal
   // is only ever sent by the waker that unlisted us, whose write the signal publishes.)
   assert(!c.m_sleeper.m_listed && "k_work without the waker's unlisting");
+  step_off_waker_cpu(c);
   return again_unless(w != nullptr && !w->disarm(c.m_parker));
 }
 

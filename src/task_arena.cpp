@@ -16,7 +16,8 @@ class task_arena_state {
       : m_slots(std::make_unique<slot[]>(max_concurrency)),
         m_arena(exec, m_slots.get(),
                 arena::layout{max_concurrency, 0, max_concurrency,
-                              std::max<std::size_t>(2, max_concurrency), true}) {
+                              std::max<std::size_t>(2, max_concurrency), true,
+                              exec.default_arena().idle().spreads_wakes()}) {
     for (std::size_t i = 0; i < max_concurrency; ++i) {
       m_slots[i].prepare(static_cast<std::uint32_t>(i), (i + 7) * 0x9E3779B97F4A7C15ULL,
                          exec.num_workers());

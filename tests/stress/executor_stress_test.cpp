@@ -2,6 +2,7 @@
 // every task ran exactly once; timeouts turn a lost wake-up into a failure, not a hang.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -200,4 +201,27 @@ TEST(ExecutorStress, WaitingInsideATaskOnWorkQueuedBehindIt) {
     return f.get() + 1;
   };
   EXPECT_EQ(ex.submit([&] { return chain(2000); }).get(), 2000);
+}
+
+TEST(ExecutorStress, SpawnsWakingParkedWorkersRunEveryTaskOnce) {
+  // A worker spawns into a pool whose other workers are spinning, parking or asleep, so its
+  // spawns wake them; where the process may use two CPUs the waker then yields and a woken
+  // worker that landed on the waker's CPU steps off it (wake_placement.hpp). Every child runs
+  // exactly once, and every round ends (a lost wake-up would leave the group to its owner,
+  // which still finishes it: the count is what proves the wake path lost nothing).
+  const std::size_t workers = std::max<unsigned>(2, std::thread::hardware_concurrency());
+  heist::executor ex(workers);
+  const std::size_t rounds = heist_test::scaled(3000);
+  constexpr std::size_t k = 8;
+  exactly_once once(rounds * k);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    if (r % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(r % 200));
+    ex.submit([&once, r] {
+        heist::task_group g;
+        for (std::size_t i = 0; i < k; ++i)
+          g.run([&once, r, i] { once.run(r * k + i); });
+        g.wait();
+      }).get();
+  }
+  once.expect_all_once();
 }

@@ -34,7 +34,8 @@ class arena {
     std::size_t first_leasable;  // slots below belong to workers for life
     std::size_t first_spare;     // leasable slots from here on are for blocking() stand-ins
     std::size_t inject_buckets;
-    bool strict;  // a task_arena: only slot holders run its tasks
+    bool strict;        // a task_arena: only slot holders run its tasks
+    bool spread_wakes;  // see idle_state::set_spread_wakes
   };
 
   arena(executor_impl& exec, slot* slots, const layout& l)
@@ -45,7 +46,9 @@ class arena {
         m_first_spare(l.first_spare),
         m_strict(l.strict),
         m_inject(l.inject_buckets),
-        m_high_water(l.first_leasable) {}
+        m_high_water(l.first_leasable) {
+    m_idle.set_spread_wakes(l.spread_wakes);
+  }
   arena(const arena&) = delete;
   arena& operator=(const arena&) = delete;
 

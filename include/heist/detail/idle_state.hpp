@@ -93,7 +93,11 @@ struct sleeper {
   sleeper* m_next = nullptr;
   idle_kind m_kind = idle_kind::roamer;  // set by prepare_sleep
   std::uint32_t m_domain = 0;            // cache domain it slept in (topology.hpp)
-  bool m_listed = false;                 // guarded by idle_state::m_lock
+  // The CPU of the waker that took it off the list, if that waker runs on after waking it
+  // and the arena spreads wake-ups (wake_placement.hpp); else -1. Written under
+  // idle_state::m_lock, read by the woken thread after the signal's acquire.
+  int m_waker_cpu = -1;
+  bool m_listed = false;  // guarded by idle_state::m_lock
 };
 
 // The sleeper a waker in cache domain `mine` takes from a list: the first of the first
@@ -122,7 +126,7 @@ class idle_state {
   HEIST_ALWAYS_INLINE void notify_after_spawn(bool was_empty) noexcept {
     const std::uint64_t s =
         m_state.load(was_empty ? std::memory_order_seq_cst : std::memory_order_relaxed);
-    if (HEIST_UNLIKELY(searching(s) == 0 && sleeping(s) != 0)) wake_one(false);
+    if (HEIST_UNLIKELY(searching(s) == 0 && sleeping(s) != 0)) wake_one(false, true);
   }
 
   // After publishing a task from outside (P2-P4).
@@ -143,7 +147,10 @@ class idle_state {
   // Wakes one sleeper (a roamer if `roamer_only`, else a roamer first and then a helper),
   // turning it into a searcher; false if none of those sleeps. On a machine with several
   // cache domains, one that slept in the caller's domain if one of the first few does.
-  bool wake_one(bool roamer_only) noexcept;
+  // `waker_runs_on`: the caller goes on running after the wake (a spawning task, a searcher
+  // that found work); where the arena spreads wake-ups, the woken thread is then kept off
+  // the caller's CPU (wake_placement.hpp).
+  bool wake_one(bool roamer_only, bool waker_runs_on = false) noexcept;
   // Wakes every live sleeper and takes retired workers' placeholders off the list without
   // restarting them (shutdown).
   void wake_all() noexcept;
@@ -191,6 +198,11 @@ class idle_state {
   // took `me` first (then a k_work signal is on its way: consume it and search).
   bool retire(sleeper& me, sleeper& placeholder) noexcept;
 
+  // Set once, before any thread of the arena runs: whether a waker that runs on and the
+  // thread it wakes should not share a CPU (wake_placement.hpp).
+  void set_spread_wakes(bool on) noexcept { m_spread_wakes = on; }
+  bool spreads_wakes() const noexcept { return m_spread_wakes; }
+
   std::uint64_t snapshot() const noexcept { return m_state.load(std::memory_order_relaxed); }
   std::uint64_t roaming_snapshot() const noexcept {
     return m_roaming.load(std::memory_order_relaxed);
@@ -210,6 +222,7 @@ class idle_state {
   // Most recent sleeper first: it has the warmest cache. Guarded by m_lock.
   sleeper* m_roamers = nullptr;
   sleeper* m_helpers = nullptr;
+  bool m_spread_wakes = false;  // read-only once threads run
 };
 
 }  // namespace heist::detail

@@ -59,6 +59,8 @@ enum class point : std::uint32_t {
   pop_mode_switching,        // a thief moved a deque's pops to switching; no barrier yet
   pop_mode_trying,           // a deque's owner stored fence_free; thieves not counted yet
   steal_counted,             // a thief counted itself and read a deque's pop mode; no look yet
+  waker_yielding,            // a waker that runs on signalled a sleeper; not yielded yet
+  wakee_stepping_off,        // a woken thread found itself on its waker's CPU; mask unchanged
   count
 };
 
