@@ -5,22 +5,31 @@
 
 namespace heist::detail {
 
+affinity_mask::affinity_mask(std::size_t bytes) noexcept : m_bytes(bytes) {
+  CPU_ZERO(&m_small);
+  if (bytes > sizeof(cpu_set_t)) {
+    m_large.reset(CPU_ALLOC(bytes * 8));
+    if (m_large) CPU_ZERO_S(bytes, m_large.get());
+  }
+}
+
+affinity_mask::affinity_mask(const affinity_mask& other) noexcept : affinity_mask(other.m_bytes) {
+  if (other.m_large && !m_large) {  // out of memory: an empty mask (count() == 0) says so
+    m_bytes = sizeof(cpu_set_t);
+    return;
+  }
+  std::memcpy(set(), other.set(), m_bytes);
+}
+
 std::optional<affinity_mask> affinity_mask::of_calling_thread() noexcept {
   // Grow until the kernel accepts the size (EINVAL: its mask is larger than ours).
   for (int cpus = CPU_SETSIZE; cpus <= (1 << 20); cpus *= 2) {
-    const std::size_t bytes = CPU_ALLOC_SIZE(cpus);
-    cpu_set_t* set = CPU_ALLOC(cpus);
-    if (set == nullptr) return std::nullopt;
-    affinity_mask mask(bytes, set);
-    CPU_ZERO_S(bytes, set);
-    if (sched_getaffinity(0, bytes, set) == 0) return mask;
+    affinity_mask mask(CPU_ALLOC_SIZE(cpus));
+    if (mask.m_bytes > sizeof(cpu_set_t) && !mask.m_large) return std::nullopt;
+    if (sched_getaffinity(0, mask.m_bytes, mask.set()) == 0) return mask;
     if (errno != EINVAL) return std::nullopt;
   }
   return std::nullopt;
-}
-
-bool affinity_mask::operator==(const affinity_mask& o) const noexcept {
-  return m_bytes == o.m_bytes && std::memcmp(m_set.get(), o.m_set.get(), m_bytes) == 0;
 }
 
 }  // namespace heist::detail

@@ -23,14 +23,13 @@ void yield_to_wakee() noexcept {
 }
 
 int step_off_cpu(int cpu) noexcept {
-  auto mask = affinity_mask::of_calling_thread();
+  const auto mask = affinity_mask::of_calling_thread();
   if (!mask || !mask->has(cpu) || mask->count() < 2) return -1;
-  auto others = affinity_mask::of_calling_thread();
-  if (!others) return -1;
-  others->remove(cpu);
+  affinity_mask others = *mask;
+  others.remove(cpu);
   // The kernel migrates a thread that runs on a CPU outside its new mask before
   // sched_setaffinity returns, so the CPU read next is already another one.
-  if (!others->apply()) return -1;
+  if (others.count() == 0 || !others.apply()) return -1;
   const int moved_to = sched_getcpu();
   // Back to the mask the thread had: the OS may place it anywhere again from now on. If the
   // mask cannot be restored (a cpuset shrank meanwhile), the narrower one stays: still a
