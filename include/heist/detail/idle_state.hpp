@@ -41,6 +41,9 @@
 //   L1 decrement its searching count (RMW)
 //   L2 if it was the last searcher of its kind's word and that word shows sleepers:
 //      seq_cst fence, re-check the queues that kind can take, wake one if anything is there
+//   (A waker that runs on after P4 or L2 also records its CPU for the woken thread and
+//   yields once; the woken thread moves off that CPU if the OS put it there. Neither step
+//   touches a count: wake_placement.hpp.)
 // Claims and why:
 //   - No lost publication to a sleeper: the fences of S2 and P2 are ordered in the single
 //     total order S. If P2 comes first, S3 sees the task. If S2 comes first, P3 sees the

@@ -4,8 +4,9 @@
 // Why. Which CPU a woken thread runs on is the OS's choice. Linux looks for an idle CPU near
 // the waker or near the wakee's previous CPU, but the search is cut short when the
 // last-level cache looks busy (SIS_UTIL: the scan depth falls to zero once the domain's
-// recent utilisation is high) and skips a vCPU that it believes preempted. Then the wakee is
-// queued on the waker's CPU, behind the waker. In fork-join that is the common wake-up (a
+// recent utilisation is high) and skips a vCPU that it believes preempted (which of the two
+// acted on the measured VM is not known). Then the wakee is queued on the waker's CPU,
+// behind the waker. In fork-join that is the common wake-up (a
 // worker spawns, wakes a sleeper, runs on), and on the 2-vCPU machine of BENCHMARKS.md
 // ("Issue 13, eighth round") it made a third of the 2-thread samples 25-40% slower: both
 // workers on one CPU, the other idle, for 4-20 ms, until the load balancer moved one.
@@ -14,8 +15,9 @@
 // at least two CPUs and no more workers than CPUs, see spread_wakes):
 //   waker:  records its CPU in the sleeper entry, under the sleeper list's lock, as it takes
 //           the sleeper off the list (idle_state::wake_one); signals; then yields its CPU
-//           once (yield_to_wakee). If the wakee was queued behind it, the wakee runs now
-//           instead of after the waker's time slice; if not, the yield returns at once.
+//           once (yield_to_wakee). If the wakee was queued behind it, the wakee usually
+//           runs now instead of after the waker's time slice (the OS may still pick the
+//           waker again); if nothing is queued there, the yield returns at once.
 //   wakee:  after it consumed its k_work signal, compares its CPU with the recorded one; if
 //           they are equal, it takes that CPU out of its affinity mask (the kernel moves it
 //           to another allowed CPU before the call returns) and puts the mask back as it was
