@@ -50,13 +50,14 @@ void idle_state::sleeper_to_searcher(sleeper& s) noexcept {
 bool idle_state::wake_one(bool roamer_only, bool waker_runs_on) noexcept {
   sleeper* s = nullptr;
   parker* p = nullptr;
-  // Several cache domains: prefer a sleeper near the caller (topology.hpp). Read before the
-  // lock (sched_getcpu).
+  // Several cache domains: prefer a sleeper near the caller (topology.hpp). A waker that runs
+  // on keeps the woken thread off its CPU (wake_placement.hpp). Both need the caller's CPU:
+  // one sched_getcpu, before the lock.
   const bool near = multi_domain();
-  const std::uint32_t mine = near ? current_domain() : 0;
-  // A waker that runs on keeps the woken thread off its CPU (wake_placement.hpp).
   const bool spread = waker_runs_on && m_spread_wakes;
-  const int waker_cpu = spread ? current_cpu() : -1;
+  const int cpu = near || spread ? current_cpu() : -1;
+  const std::uint32_t mine = near ? machine_topology().domain_of(cpu) : 0;
+  const int waker_cpu = spread ? cpu : -1;
   {
     std::lock_guard<std::mutex> lock(m_lock);
     s = m_roamers;

@@ -6,6 +6,7 @@
 //   arena_visit.cpp     spawning into arenas from outside, leases, visits to task arenas
 //   thread_context.cpp  what heist knows about each OS thread
 //   stack_extension.cpp deep helping recursion moves to a fresh stack
+//   wake_placement.cpp  a woken worker off the CPU of the thread that woke it
 // Sleeping and waking is idle_state's (include/heist/detail/idle_state.hpp);
 // docs/design-protocols.md has the long version, docs/design.md the overview with diagrams.
 //

@@ -326,6 +326,7 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
       }
       return park_outcome::wait_over;
     }
+    step_off_waker_cpu(c);  // a no-op unless a waker that runs on took us off the list
     return again_unless(w != nullptr && !w->disarm(c.m_parker));
   }
   if (may_retire(c, a, w)) {
