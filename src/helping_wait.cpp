@@ -21,10 +21,14 @@
 namespace heist::detail {
 
 namespace {
-// The helping loop proper; `own` says whether the thread holds a slot of `a`.
+// The helping loop proper; `own` says whether the thread holds a slot of `a`. Entered with
+// `w` not done (the callers check first), so the first check is at the end of a round.
+// The wait counts once in m_help_depth for the tasks it runs inline: each nested wait on
+// this stack is one more level.
 HEIST_ALWAYS_INLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
   const task_filter f{c.m_isolation};
-  while (!w.done()) {
+  depth_guard depth(c);
+  do {
     found_task found;
     if (own) {
       found.t = pop_own(c, f);
@@ -43,11 +47,15 @@ HEIST_ALWAYS_INLINE void help_loop(thread_context& c, arena& a, wait_context& w,
     if (!own) a.exec().note_idle();
     // Polled completions progress while the waits of nested parallelism run tasks.
     if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.m_exec == &a.exec()) poll_between_tasks(c);
-  }
+  } while (!w.done());
 }
 }  // namespace
 
 void help_until(arena& a, wait_context& w) {
+  if (!w.done()) help_until_pending(a, w);
+}
+
+void help_until_pending(arena& a, wait_context& w) {
   thread_context& c = current_context();
   if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
     help_loop(c, a, w, true);

@@ -105,6 +105,21 @@ inline slot* stats_slot(const thread_context& c) noexcept {
 }
 
 // --- running a task (inline: the hot path of every loop below) -------------------------------
+// Runs `t`'s body and records its span in the trace of the thread's slot, or the executor's
+// list for threads without one (executor_options::trace). Out of line: the untraced path
+// of run_task keeps no clock reading alive across the call.
+HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run,
+                                         bool stolen) noexcept {
+  trace_buffer* const trace = c.m_slot != nullptr ? c.m_slot->m_trace : nullptr;
+  const std::uint64_t start = trace_clock();
+  t->m_invoke(t, run);
+  if (trace != nullptr) {
+    trace->record(start, trace_clock(), stolen);
+  } else {
+    c.m_exec->record_external_span(start, trace_clock(), stolen);
+  }
+}
+
 // One task: its group context, isolation and trace span, its statistics, and its group's count.
 inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   wait_context* const group = group_of(t);
@@ -118,14 +133,10 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   c.m_stolen = stolen;
   ++c.m_task_depth;
   slot* const s = c.m_slot;
-  trace_buffer* const trace = s != nullptr ? s->m_trace : nullptr;
-  const bool external_trace = s == nullptr && c.m_exec->tracing();
-  const std::uint64_t start = (trace != nullptr || external_trace) ? trace_clock() : 0;
-  t->m_invoke(t, run);
-  if (trace != nullptr) {
-    trace->record(start, trace_clock(), stolen);
-  } else if (external_trace) {
-    c.m_exec->record_external_span(start, trace_clock(), stolen);
+  if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
+    invoke_traced(c, t, run, stolen);
+  } else {
+    t->m_invoke(t, run);
   }
   --c.m_task_depth;
   c.m_stolen = saved_stolen;
@@ -184,6 +195,7 @@ struct nested_run {
 };
 
 // A helping wait runs `t` inline, or on a stack extension when the stack is nearly used up.
+// The wait counts itself in m_help_depth (depth_guard) for all the tasks it runs.
 inline void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
   if (HEIST_UNLIKELY(stack_is_low(c))) {
     nested_run run{&a, t, stolen};
@@ -196,7 +208,6 @@ inline void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
         &run);
     if (handed_over) return;
   }
-  depth_guard depth(c);
   execute_in(c, a, t, stolen);
 }
 

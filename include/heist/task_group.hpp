@@ -36,7 +36,7 @@ class task_group {
       // Like oneTBB: unwinding past a group with running tasks cancels the rest.
       if (std::uncaught_exceptions() > 0) m_context.cancel();
       try {
-        detail::help_until(*m_arena, m_context);
+        detail::help_until_pending(*m_arena, m_context);
       } catch (...) {  // a destructor does not throw; the tasks are finished either way
       }
     }
@@ -73,7 +73,7 @@ class task_group {
   // Runs tasks until every task of the group has finished, then rethrows the first
   // exception a task threw, if any. The group is reusable afterwards.
   void wait() {
-    if (!m_context.done()) detail::help_until(*m_arena, m_context);
+    if (!m_context.done()) detail::help_until_pending(*m_arena, m_context);
     m_context.reset();
     if (HEIST_UNLIKELY(m_context.has_exception())) {
       std::rethrow_exception(m_context.take_exception());

@@ -25,6 +25,8 @@ void inject(arena& a, const thread_context& c, task* t) noexcept;
 void attract_visitor(arena& a) noexcept;
 // Helping wait: the calling thread runs tasks until `w` is done.
 void help_until(arena& a, wait_context& w);
+// The same, for a caller that just saw `w` not done (saves the first check).
+void help_until_pending(arena& a, wait_context& w);
 // Runs fn(arg) on a fresh stack when the calling thread's stack is nearly used up
 // (helping recursion); otherwise calls it directly. Rethrows what fn throws.
 void call_with_stack_headroom(void (*fn)(void*), void* arg);
