@@ -56,7 +56,18 @@ std::uint32_t fence_free_retry_pops(std::size_t workers) noexcept {
   return k_retry_pops;
 }
 
+namespace {
+std::atomic<std::uint64_t> g_barriers_run{0};
+}  // namespace
+
+std::uint64_t process_wide_barriers_run() noexcept {
+  // relaxed: a statistic; tests read it after joining the threads that ran barriers.
+  return g_barriers_run.load(std::memory_order_relaxed);
+}
+
 void process_wide_barrier() noexcept {
+  // relaxed: a statistic (process_wide_barriers_run).
+  g_barriers_run.fetch_add(1, std::memory_order_relaxed);
 #if defined(__linux__) && defined(SYS_membarrier)
   // Only reached when registration succeeded (a group is owner-counted only then), and the
   // registration is inherited by fork()ed children, so the call does not fail in practice.

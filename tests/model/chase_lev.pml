@@ -15,11 +15,13 @@
  * The mode starts fence_free; before any pop the owner may try to go back to it (a seq_cst
  * store, a locked instruction here, then the load of the thieves' count); a thief counts
  * itself, reads the mode, and unless it is fenced looks at the deque, moves fence_free to
- * switching, runs the process-wide barrier (an atomic drain of the owner's store buffer:
- * the owner's CPU executes a full fence wherever it is), stores fenced, then steals with
- * the fenced protocol. Variants that must fail (run.sh): NO_BARRIER (the thief skips the
+ * switching, then either sees the owner acknowledge (a pop that read switching fences and
+ * stores fenced) or runs the process-wide barrier (an atomic drain of the owner's store
+ * buffer: the owner's CPU executes a full fence wherever it is) and stores fenced; then it
+ * steals with the fenced protocol. Variants that must fail (run.sh): NO_BARRIER (the thief skips the
  * barrier), NO_COUNT (the owner ignores the count), MODE_BEFORE_T3 (the owner reads the mode
- * before its store of bottom).
+ * before its store of bottom), ACK_ON_SWITCHING (the thief steals once the mode is switching,
+ * without waiting for the acknowledgement or running the barrier).
  */
 #define NVALS 3
 #define SB 4          /* store-buffer entries */
@@ -167,7 +169,13 @@ proctype owner() {
 #ifndef MODE_BEFORE_T3
      m = mode;                     /* TM */
 #endif
-     if :: m != FF -> fence() :: else -> skip fi;  /* T4 unless fence_free */
+     if
+     :: m != FF -> fence();        /* T4 unless fence_free */
+        /* the acknowledgement: a seq_cst store (xchg, a locked instruction; the buffer is
+           already drained by T4) */
+        if :: m == SWITCHING -> mode = FENCED :: else -> skip fi
+     :: else -> skip
+     fi;
 #else
 #ifndef NO_T4_FENCE
      fence();                      /* T4 */
@@ -231,10 +239,21 @@ proctype thief() {
      :: t < b ->
         switcher = 0;
         atomic { if :: m == FF && mode == FF -> mode = SWITCHING; switcher = 1 :: else -> skip fi }
-#ifndef NO_BARRIER
-        atomic { do :: sb_n > 0 -> flush_one() :: else -> break od }  /* the barrier */
+        if
+#ifdef ACK_ON_SWITCHING
+        :: (mode != FF) -> skip      /* mutant: takes switching for the go-ahead */
+#else
+        :: (mode == FENCED) -> skip  /* KA: the owner acknowledged (or a switcher is done) */
 #endif
-        if :: switcher == 1 -> mode = FENCED :: else -> skip fi;
+        :: true ->                 /* KA timed out: the barrier */
+#ifndef NO_BARRIER
+           atomic { do :: sb_n > 0 -> flush_one() :: else -> break od }
+#endif
+           if
+           :: switcher == 1 -> atomic { if :: mode == SWITCHING -> mode = FENCED :: else -> skip fi }
+           :: else -> skip
+           fi
+        fi;
         steal_fenced()
      :: else -> skip
      fi

@@ -2,8 +2,9 @@
 # Model-checks tests/model/chase_lev.pml with spin, exhaustively: the model of heist's deque
 # must hold every assertion, and the variant without the pop's seq_cst fence (T4) must fail
 # one (the last-element double take), which shows the check can find that bug. The same for
-# the fence-free pop mode (-DFENCE_FREE): it must hold, and each of its three mutants (the
-# thief's barrier, the owner's count check, the place of the owner's mode read) must fail.
+# the fence-free pop mode (-DFENCE_FREE): it must hold, and each of its four mutants (the
+# thief's barrier, the owner's count check, the place of the owner's mode read, the thief's
+# wait for the owner's acknowledgement) must fail.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="${1:-$(mktemp -d)}"
@@ -41,4 +42,5 @@ expect_pass "heist's protocol" "-DFENCE_FREE"
 expect_caught "thief without barrier" "-DFENCE_FREE -DNO_BARRIER"
 expect_caught "owner ignores the count" "-DFENCE_FREE -DNO_COUNT"
 expect_caught "mode read before T3" "-DFENCE_FREE -DMODE_BEFORE_T3"
+expect_caught "go-ahead before the acknowledgement" "-DFENCE_FREE -DACK_ON_SWITCHING"
 echo "OK: no violation with heist's orders; every variant with a known bug is caught"

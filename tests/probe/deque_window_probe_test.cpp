@@ -175,3 +175,68 @@ TEST(DequeWindowProbe, PopsWhileAThiefIsSwitchingAreFenced) {
   EXPECT_EQ(d.pop(), nullptr);
 #endif
 }
+
+// A thief has moved the mode to switching and waits for the owner's acknowledgement when the
+// owner pops: that pop reads switching, fences and stores fenced, and the thief steals on
+// that go-ahead without the process-wide barrier. Each element is taken once.
+TEST(DequeWindowProbe, APoppingOwnerAcknowledgesTheSwitch) {
+  HEIST_NEEDS_PERTURB();
+  HEIST_NEEDS_BARRIER();
+#if HEIST_PERTURB
+  chase_lev_deque<int*> d(8);
+  d.enable_fence_free_pops(4, 16);
+  for (int i = 0; i < 4; ++i)
+    d.push(&g_values[i]);
+  ASSERT_TRUE(d.pops_fence_free());
+  held_thief held;
+  perturb::set_hook(perturb::point::pop_mode_switching, &held_thief::hook, &held);
+  steal_result<int*> stolen{nullptr, steal_status::empty};
+  std::thread thief([&] { stolen = d.steal(); });
+  while (held.arrived.load() == 0)
+    std::this_thread::yield();
+  const std::uint64_t barriers = heist::detail::process_wide_barriers_run();
+  EXPECT_EQ(d.pop(), &g_values[3]);  // reads switching: fences and acknowledges
+  held.release.store(true);
+  thief.join();
+  perturb::clear_hooks();
+  EXPECT_EQ(heist::detail::process_wide_barriers_run(), barriers);
+  EXPECT_EQ(stolen.status, steal_status::success);
+  EXPECT_EQ(stolen.value, &g_values[0]);
+  EXPECT_FALSE(d.pops_fence_free());
+  EXPECT_EQ(d.pop(), &g_values[2]);
+  EXPECT_EQ(d.pop(), &g_values[1]);
+  EXPECT_EQ(d.pop(), nullptr);
+#endif
+}
+
+// The same switch with an owner that does not pop (it runs a long task): the thief stops
+// waiting for an acknowledgement, runs the barrier itself and steals; the owner's next pops
+// are fenced.
+TEST(DequeWindowProbe, AThiefWhoseOwnerDoesNotPopRunsTheBarrier) {
+  HEIST_NEEDS_PERTURB();
+  HEIST_NEEDS_BARRIER();
+#if HEIST_PERTURB
+  chase_lev_deque<int*> d(8);
+  d.enable_fence_free_pops(4, 16);
+  for (int i = 0; i < 4; ++i)
+    d.push(&g_values[i]);
+  held_thief held;
+  perturb::set_hook(perturb::point::pop_mode_switching, &held_thief::hook, &held);
+  steal_result<int*> stolen{nullptr, steal_status::empty};
+  std::thread thief([&] { stolen = d.steal(); });
+  while (held.arrived.load() == 0)
+    std::this_thread::yield();
+  const std::uint64_t barriers = heist::detail::process_wide_barriers_run();
+  held.release.store(true);
+  thief.join();
+  perturb::clear_hooks();
+  EXPECT_EQ(heist::detail::process_wide_barriers_run(), barriers + 1);
+  EXPECT_EQ(stolen.status, steal_status::success);
+  EXPECT_EQ(stolen.value, &g_values[0]);
+  EXPECT_FALSE(d.pops_fence_free());
+  EXPECT_EQ(d.pop(), &g_values[3]);
+  EXPECT_EQ(d.pop(), &g_values[2]);
+  EXPECT_EQ(d.pop(), &g_values[1]);
+  EXPECT_EQ(d.pop(), nullptr);
+#endif
+}

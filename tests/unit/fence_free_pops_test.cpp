@@ -1,10 +1,12 @@
-// The fence-free pop mode of the Chase-Lev deque on one thread (chase_lev_deque.hpp, docs/
+// The fence-free pop mode of the Chase-Lev deque (chase_lev_deque.hpp, docs/
 // design-protocols.md "Fence-free pops, switched by the owner"): which events end a fence-free
 // spell, which do not, and how many fenced pops the owner waits before it tries again (kind:
 // requirement). The races themselves are in tests/stress/deque_stress_test.cpp.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "heist/detail/chase_lev_deque.hpp"
@@ -106,6 +108,59 @@ TEST(FenceFreePops, TheOwnerComesBackAfterAWaitThatDoublesWhileSpellsAreShort) {
   EXPECT_TRUE(d.pops_fence_free());
   steal_one(d);
   EXPECT_EQ(pops_until_fence_free(d), 5);
+}
+
+TEST(FenceFreePops, AStealNoPopAcknowledgesRunsOneBarrier) {
+  // The owner (this thread) does not pop while it steals: no acknowledgement comes, so the
+  // thief runs the process-wide barrier, once.
+  if (!barrier_available()) GTEST_SKIP() << "membarrier is not available";
+  chase_lev_deque<int*> d;
+  d.enable_fence_free_pops(4, 16);
+  const std::uint64_t before = heist::detail::process_wide_barriers_run();
+  steal_one(d);
+  EXPECT_EQ(heist::detail::process_wide_barriers_run(), before + 1);
+  EXPECT_FALSE(d.pops_fence_free());
+}
+
+TEST(FenceFreePops, AnOwnerThatKeepsPoppingSparesTheThiefTheBarrier) {
+  // The owner pops (and pushes back) without pause while another thread steals once: the
+  // owner's next pop acknowledges the switch. A thread descheduled at the wrong moment may
+  // still make the thief run the barrier, so up to 50 rounds; at least one must go without,
+  // and in every round each element is taken exactly once.
+  if (!barrier_available()) GTEST_SKIP() << "membarrier is not available";
+  constexpr int k_values = 16;
+  bool spared = false;
+  for (int round = 0; round < 50 && !spared; ++round) {
+    chase_lev_deque<int*> d(32);
+    d.enable_fence_free_pops(4, 16);
+    for (int i = 0; i < k_values; ++i)
+      d.push(&g_values[i]);
+    std::atomic<bool> go{false}, stolen_done{false};
+    int* stolen = nullptr;
+    const std::uint64_t before = heist::detail::process_wide_barriers_run();
+    std::thread thief([&] {
+      while (!go.load())
+        std::this_thread::yield();
+      const auto r = d.steal();
+      if (r.status == steal_status::success) stolen = r.value;
+      stolen_done.store(true);
+    });
+    go.store(true);
+    while (!stolen_done.load()) {  // the owner: pop the newest, push it back
+      int* v = d.pop();
+      ASSERT_NE(v, nullptr);
+      d.push(v);
+    }
+    thief.join();
+    spared = heist::detail::process_wide_barriers_run() == before;
+    std::vector<int> taken(k_values, 0);
+    if (stolen != nullptr) ++taken[stolen - g_values.data()];
+    while (int* v = d.pop())
+      ++taken[v - g_values.data()];
+    for (int i = 0; i < k_values; ++i)
+      ASSERT_EQ(taken[i], 1) << "value " << i << " in round " << round;
+  }
+  EXPECT_TRUE(spared) << "every steal ran the barrier though the owner kept popping";
 }
 
 TEST(FenceFreePops, ElementsKeepTheirOrderAcrossSwitches) {

@@ -25,9 +25,10 @@
 // seq_cst fence (T4) costs about a quarter of a fork-join spawn, and it only matters while a
 // thief is stealing from this deque, which is rare. A deque built with
 // enable_fence_free_pops() has a mode on the owner's line:
-//    fence_free --(a thief that would take an element: CAS, then membarrier)--> switching
-//    switching  --(that thief, after its barrier)----------------------------> fenced
-//    fenced     --(the owner, after a quiet spell, if no thief is counted)----> fence_free
+//    fence_free --(a thief that would take an element: CAS)--------------------> switching
+//    switching  --(the owner's next pop: it fences, then acknowledges)---------> fenced
+//    switching  --(or that thief, if no pop acknowledged soon: membarrier, CAS)-> fenced
+//    fenced     --(the owner, after a quiet spell, if no thief is counted)------> fence_free
 // The owner reads the mode after its store of bottom (T3) and fences unless it is
 // fence_free. A thief counts itself in m_thieves for the whole steal, and steals with the
 // fenced protocol only once the mode is fenced or after a process-wide barrier of its own:
@@ -35,6 +36,12 @@
 //    is after P sees switching or fenced and fences; one whose read is before P has its T3
 //    before P, visible to every read after the barrier. Either way the pop acts fenced
 //    towards every steal that starts after the barrier.
+//  * an owner's store of fenced (its acknowledgement: a pop that read switching fences, then
+//    stores it) is seq_cst, so release to the thief's seq_cst read of it: every earlier pop,
+//    fence-free or not, happened-before the steal; later pops read fenced until a try, and
+//    a try cannot miss this counted thief (all mode accesses and the count are seq_cst:
+//    docs/design-protocols.md, case 3). A popping owner acknowledges within a pop, so the
+//    barrier (13 us on a VM) is left to owners that do not pop.
 //  * the owner moves fenced -> fence_free with a seq_cst store of the mode then a seq_cst
 //    load of m_thieves; a thief's seq_cst increment of m_thieves precedes its seq_cst load of
 //    the mode. Store buffering both ways is impossible: either the owner sees the thief and
@@ -189,8 +196,9 @@ class chase_lev_deque {
     // CPU that runs it early replays it if a thief's barrier interrupts in between). relaxed:
     // only the owner and a switching thief's barrier order it (the file comment).
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (HEIST_LIKELY(m_mode.load(std::memory_order_relaxed) == k_fence_free)) {
-      // No thief steals from this deque without first running a barrier on this CPU.
+    const std::uint8_t mode = m_mode.load(std::memory_order_relaxed);
+    if (HEIST_LIKELY(mode == k_fence_free)) {
+      // No thief steals from this deque before this CPU ran a barrier or acknowledged.
       ++m_fence_free_pops;
       std::atomic_signal_fence(std::memory_order_seq_cst);
     } else {
@@ -198,6 +206,7 @@ class chase_lev_deque {
       // (T3) before the load of top (T5); acquire/release cannot order store->load, and
       // without it owner and thief can both take the last element.
       std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (HEIST_UNLIKELY(mode == k_switching)) acknowledge_switch();
       if (m_fence_free_base != 0 && m_retry_countdown == 0) schedule_fence_free_retry();
     }
     // T5: relaxed is enough after the T4/S2 fence pair. Fence-free, no thief CASes top
@@ -279,6 +288,9 @@ class chase_lev_deque {
 
  private:
   enum : std::uint8_t { k_fenced = 0, k_fence_free = 1, k_switching = 2 };
+  // How long a switching thief waits for the owner's acknowledgement before it pays the
+  // barrier: a few microseconds of pauses, many pops of fork-join.
+  static constexpr int k_ack_spins = 64;
 
   // The Chase-Lev steal. Safe while every pop that overlaps it fences (T4), or has its T3
   // made visible by a process-wide barrier that ran before this steal began.
@@ -330,16 +342,51 @@ class chase_lev_deque {
     // begins with a seq_cst fence, which orders this CAS before the barrier on the owner's
     // CPU. On failure (another thief is switching, or the owner went back to fenced after a
     // failed try) the barrier below still makes this thief's steal safe.
+    // fence_free -> switching: only one thief ends the spell. seq_cst, like every write of
+    // the mode a thief may read as its go-ahead (the proof in the file comment). On failure
+    // another thief is switching, or the owner went back to fenced after a failed try.
     std::uint8_t expected = k_fence_free;
     const bool switcher =
         mode == k_fence_free &&
-        m_mode.compare_exchange_strong(expected, k_switching, std::memory_order_relaxed);
+        m_mode.compare_exchange_strong(expected, k_switching, std::memory_order_seq_cst);
     HEIST_PERTURB_POINT(pop_mode_switching);
+    // KA: a popping owner acknowledges within a pop; only an owner that does not pop (it runs
+    // a long task, or waits) costs a barrier.
+    if (owner_acknowledged()) return true;
     process_wide_barrier();
-    // release pairs with the seq_cst (acquire) load SM of a later thief: one that reads
-    // fenced steals after this barrier, so the owner's pops are fenced towards it too.
-    if (switcher) m_mode.store(k_fenced, std::memory_order_release);
+    // seq_cst (so also release: pairs with the seq_cst load SM or KA of a later thief, which
+    // then steals after this barrier, so the owner's pops are fenced towards it too). A CAS:
+    // the owner may have acknowledged meanwhile, and may even have tried fence_free since.
+    expected = k_switching;
+    if (switcher) m_mode.compare_exchange_strong(expected, k_fenced, std::memory_order_seq_cst);
     return true;
+  }
+
+  // KA: waits a little for the owner to acknowledge the switch (mode fenced). seq_cst loads:
+  // the thief's go-ahead, ordered in the single order after its C+ (the proof).
+  HEIST_NOINLINE bool owner_acknowledged() noexcept {
+    for (int spin = 0; spin < k_ack_spins; ++spin) {
+      if (m_mode.load(std::memory_order_seq_cst) == k_fenced) return true;
+      pause_briefly();
+    }
+    return m_mode.load(std::memory_order_seq_cst) == k_fenced;
+  }
+
+  // Owner, in a fenced pop (after T4) that read switching: moves the mode to fenced.
+  // seq_cst: the thief that waits in KA reads it as its go-ahead; everything this owner did
+  // before (the fence-free pops' stores of bottom) happens-before that thief's steal, and
+  // every later pop reads fenced at TM until a try sees no thief counted.
+  HEIST_NOINLINE void acknowledge_switch() noexcept {
+    HEIST_PERTURB_POINT(pop_mode_acknowledging);
+    m_mode.store(k_fenced, std::memory_order_seq_cst);
+  }
+
+  static void pause_briefly() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
   }
 
   // Owner, at the start of a pop: fenced -> fence_free unless a thief is counted.

@@ -61,6 +61,7 @@ enum class point : std::uint32_t {
   steal_counted,             // a thief counted itself and read a deque's pop mode; no look yet
   waker_yielding,            // a waker that runs on signalled a sleeper; not yielded yet
   wakee_stepping_off,        // a woken thread found itself on its waker's CPU; mask unchanged
+  pop_mode_acknowledging,    // a deque's owner fenced a pop that read switching; no store yet
   count
 };
 

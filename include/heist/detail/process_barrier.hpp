@@ -12,6 +12,8 @@ namespace heist::detail {
 // Executes a full memory barrier on every CPU that is running a thread of this process. Only
 // called once enable_owner_counting() found it available (g_owner_counting, wait_context.hpp).
 void process_wide_barrier() noexcept;
+// How many times process_wide_barrier() ran in this process (for tests and statistics).
+std::uint64_t process_wide_barriers_run() noexcept;
 
 // The retry_pops to give chase_lev_deque::enable_fence_free_pops (max_retry_pops: 1024 times
 // it) for the deques of an executor with `workers` workers, or 0 to keep its pops fenced: where the
