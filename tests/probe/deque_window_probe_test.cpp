@@ -104,6 +104,33 @@ struct held_thief {
       std::this_thread::yield();
   }
 };
+
+// A thief on another thread, held at pop_mode_switching: it found an element, moved the mode
+// to switching, and has neither waited for the owner's acknowledgement nor run its barrier.
+struct switching_thief {
+  held_thief held;
+  steal_result<int*> stolen{nullptr, steal_status::empty};
+  std::thread thread;
+  explicit switching_thief(chase_lev_deque<int*>& d) {
+    perturb::set_hook(perturb::point::pop_mode_switching, &held_thief::hook, &held);
+    thread = std::thread([this, &d] { stolen = d.steal(); });
+    while (held.arrived.load() == 0)
+      std::this_thread::yield();
+  }
+  // Lets it go on and returns what its steal took.
+  steal_result<int*> finish() {
+    held.release.store(true);
+    thread.join();
+    perturb::clear_hooks();
+    return stolen;
+  }
+};
+
+// Pushes g_values[0..3] into `d`.
+void push_four(chase_lev_deque<int*>& d) {
+  for (int i = 0; i < 4; ++i)
+    d.push(&g_values[i]);
+}
 #endif
 
 // A thief has counted itself and read fenced when the owner's countdown ends: the owner must
@@ -154,27 +181,46 @@ TEST(DequeWindowProbe, PopsWhileAThiefIsSwitchingAreFenced) {
 #if HEIST_PERTURB
   chase_lev_deque<int*> d(8);
   d.enable_fence_free_pops(1, 1);
-  for (int i = 0; i < 4; ++i)
-    d.push(&g_values[i]);
-  held_thief held;
-  perturb::set_hook(perturb::point::pop_mode_switching, &held_thief::hook, &held);
-  steal_result<int*> stolen{nullptr, steal_status::empty};
-  std::thread thief([&] { stolen = d.steal(); });
-  while (held.arrived.load() == 0)
-    std::this_thread::yield();
+  push_four(d);
+  switching_thief thief(d);
   EXPECT_FALSE(d.pops_fence_free());
   EXPECT_EQ(d.pop(), &g_values[3]);
-  EXPECT_EQ(d.pop(), &g_values[2]);  // a try here sees switching and leaves it
+  EXPECT_EQ(d.pop(), &g_values[2]);  // a try here sees a thief counted and stays fenced
   EXPECT_FALSE(d.pops_fence_free());
-  held.release.store(true);
-  thief.join();
-  perturb::clear_hooks();
+  const steal_result<int*> stolen = thief.finish();
   EXPECT_EQ(stolen.status, steal_status::success);
   EXPECT_EQ(stolen.value, &g_values[0]);
   EXPECT_EQ(d.pop(), &g_values[1]);
   EXPECT_EQ(d.pop(), nullptr);
 #endif
 }
+
+#if HEIST_PERTURB
+namespace {
+// A switching thief is released after the owner popped once (`owner_pops`) or not at all; it
+// steals the oldest element, the owner the rest, newest first, with fenced pops from then on.
+// Returns how many process-wide barriers ran meanwhile.
+std::uint64_t switch_and_steal(bool owner_pops) {
+  chase_lev_deque<int*> d(8);
+  d.enable_fence_free_pops(4, 16);
+  push_four(d);
+  EXPECT_TRUE(d.pops_fence_free());
+  switching_thief thief(d);
+  const std::uint64_t barriers = heist::detail::process_wide_barriers_run();
+  std::vector<int*> popped;
+  if (owner_pops) popped.push_back(d.pop());  // reads switching: fences and acknowledges
+  const steal_result<int*> stolen = thief.finish();
+  const std::uint64_t ran = heist::detail::process_wide_barriers_run() - barriers;
+  EXPECT_EQ(stolen.status, steal_status::success);
+  EXPECT_EQ(stolen.value, &g_values[0]);
+  EXPECT_FALSE(d.pops_fence_free());
+  while (int* v = d.pop())
+    popped.push_back(v);
+  EXPECT_EQ(popped, (std::vector<int*>{&g_values[3], &g_values[2], &g_values[1]}));
+  return ran;
+}
+}  // namespace
+#endif
 
 // A thief has moved the mode to switching and waits for the owner's acknowledgement when the
 // owner pops: that pop reads switching, fences and stores fenced, and the thief steals on
@@ -183,29 +229,7 @@ TEST(DequeWindowProbe, APoppingOwnerAcknowledgesTheSwitch) {
   HEIST_NEEDS_PERTURB();
   HEIST_NEEDS_BARRIER();
 #if HEIST_PERTURB
-  chase_lev_deque<int*> d(8);
-  d.enable_fence_free_pops(4, 16);
-  for (int i = 0; i < 4; ++i)
-    d.push(&g_values[i]);
-  ASSERT_TRUE(d.pops_fence_free());
-  held_thief held;
-  perturb::set_hook(perturb::point::pop_mode_switching, &held_thief::hook, &held);
-  steal_result<int*> stolen{nullptr, steal_status::empty};
-  std::thread thief([&] { stolen = d.steal(); });
-  while (held.arrived.load() == 0)
-    std::this_thread::yield();
-  const std::uint64_t barriers = heist::detail::process_wide_barriers_run();
-  EXPECT_EQ(d.pop(), &g_values[3]);  // reads switching: fences and acknowledges
-  held.release.store(true);
-  thief.join();
-  perturb::clear_hooks();
-  EXPECT_EQ(heist::detail::process_wide_barriers_run(), barriers);
-  EXPECT_EQ(stolen.status, steal_status::success);
-  EXPECT_EQ(stolen.value, &g_values[0]);
-  EXPECT_FALSE(d.pops_fence_free());
-  EXPECT_EQ(d.pop(), &g_values[2]);
-  EXPECT_EQ(d.pop(), &g_values[1]);
-  EXPECT_EQ(d.pop(), nullptr);
+  EXPECT_EQ(switch_and_steal(true), 0u);
 #endif
 }
 
@@ -216,27 +240,6 @@ TEST(DequeWindowProbe, AThiefWhoseOwnerDoesNotPopRunsTheBarrier) {
   HEIST_NEEDS_PERTURB();
   HEIST_NEEDS_BARRIER();
 #if HEIST_PERTURB
-  chase_lev_deque<int*> d(8);
-  d.enable_fence_free_pops(4, 16);
-  for (int i = 0; i < 4; ++i)
-    d.push(&g_values[i]);
-  held_thief held;
-  perturb::set_hook(perturb::point::pop_mode_switching, &held_thief::hook, &held);
-  steal_result<int*> stolen{nullptr, steal_status::empty};
-  std::thread thief([&] { stolen = d.steal(); });
-  while (held.arrived.load() == 0)
-    std::this_thread::yield();
-  const std::uint64_t barriers = heist::detail::process_wide_barriers_run();
-  held.release.store(true);
-  thief.join();
-  perturb::clear_hooks();
-  EXPECT_EQ(heist::detail::process_wide_barriers_run(), barriers + 1);
-  EXPECT_EQ(stolen.status, steal_status::success);
-  EXPECT_EQ(stolen.value, &g_values[0]);
-  EXPECT_FALSE(d.pops_fence_free());
-  EXPECT_EQ(d.pop(), &g_values[3]);
-  EXPECT_EQ(d.pop(), &g_values[2]);
-  EXPECT_EQ(d.pop(), &g_values[1]);
-  EXPECT_EQ(d.pop(), nullptr);
+  EXPECT_EQ(switch_and_steal(false), 1u);
 #endif
 }
