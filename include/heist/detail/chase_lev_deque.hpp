@@ -45,7 +45,7 @@
 //  * the owner moves fenced -> fence_free with a seq_cst store of the mode then a seq_cst
 //    load of m_thieves; a thief's seq_cst increment of m_thieves precedes its seq_cst load of
 //    the mode. Store buffering both ways is impossible: either the owner sees the thief and
-//    stays fenced, or the thief sees fence_free and pays the barrier before it steals.
+//    stays fenced, or the thief sees fence_free and switches before it steals.
 // A thief that finds the deque empty, or the element rejected, leaves without a barrier. The
 // owner retries fence_free after a number of fenced pops that doubles (up to a cap) each
 // time thieves ended a fence-free spell quickly, so a deque stolen from all the time stays
