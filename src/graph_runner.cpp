@@ -79,7 +79,7 @@ void graph_runner::wait_for_runs() noexcept {
   }
   if (last != nullptr) {
     try {
-      if (!last->done()) help_until(*last->m_arena, *last);
+      if (!last->done()) help_until_pending(*last->m_arena, *last);
     } catch (...) {  // the runs finish either way
     }
     last->release();

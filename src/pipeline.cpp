@@ -127,7 +127,7 @@ class pipeline_run {
       // relaxed: read by the tasks this thread spawns after (the pushes publish it).
       m_pending.start();
       input(termination_weight::k_initial);
-      if (!m_done.done()) help_until(m_arena, m_done);
+      if (!m_done.done()) help_until_pending(m_arena, m_done);
     }
     m_group.reset();
     if (m_group.has_exception()) std::rethrow_exception(m_group.take_exception());

@@ -39,10 +39,6 @@
 #include "heist/detail/wait_context.hpp"
 #include "stack_extension.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace heist::detail {
 
 // --- tuning ------------------------------------------------------------------------------
@@ -64,14 +60,6 @@ inline constexpr std::int64_t k_max_poll_park_ns = 1'000'000;
 // A busy worker polls at a task boundary at most this often.
 inline constexpr std::int64_t k_busy_poll_interval_ns = 20'000;
 inline constexpr std::int64_t k_restricted_park_ns = 1'000'000;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 inline std::uint64_t next_random(std::uint64_t& state) noexcept {
   // xorshift64*: fast, and good enough to spread victims.

@@ -28,7 +28,8 @@ HEIST_ALWAYS_INLINE bool stack_is_low(const thread_context& c) noexcept {
 // thread could be started (the caller then runs fn itself: a deep stack beats a lost task).
 bool run_on_stack_extension(thread_context& c, void (*fn)(void*), void* arg);
 
-// Counts the tasks a helping wait runs inline on this stack.
+// Counts a helping wait (for all the tasks it runs inline) or an inline group call
+// (call_with_stack_headroom) on this stack: one level of nesting each.
 struct depth_guard {
   thread_context& c;
   explicit depth_guard(thread_context& ctx) noexcept : c(ctx) { ++c.m_help_depth; }

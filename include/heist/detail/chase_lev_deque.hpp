@@ -204,7 +204,8 @@ class chase_lev_deque {
     HEIST_PERTURB_POINT(pop_reserved);
     // TM: the mode, read after T3 in program order (the compiler barriers keep it there; a
     // CPU that runs it early replays it if a thief's barrier interrupts in between). relaxed:
-    // only the owner and a switching thief's barrier order it (the file comment).
+    // only the owner and a switching thief's barrier order it (the file comment); a switching
+    // read only makes this pop fence and then acknowledge (seq_cst, acknowledge_switch).
     std::atomic_signal_fence(std::memory_order_seq_cst);
     const std::uint8_t mode = m_mode.load(std::memory_order_relaxed);
     if (HEIST_LIKELY(mode == k_fence_free)) {
@@ -345,10 +346,6 @@ class chase_lev_deque {
       result = {nullptr, value == nullptr ? steal_status::lost_race : steal_status::rejected};
       return false;
     }
-    // fence_free -> switching: only one thief ends the spell. relaxed: process_wide_barrier()
-    // begins with a seq_cst fence, which orders this CAS before the barrier on the owner's
-    // CPU. On failure (another thief is switching, or the owner went back to fenced after a
-    // failed try) the barrier below still makes this thief's steal safe.
     // fence_free -> switching: only one thief ends the spell. seq_cst, like every write of
     // the mode a thief may read as its go-ahead (the proof in the file comment). On failure
     // another thief is switching, or the owner went back to fenced after a failed try.
@@ -375,7 +372,7 @@ class chase_lev_deque {
     if (m_ack_spins == 0) return false;
     for (std::uint32_t spin = 0; spin < m_ack_spins; ++spin) {
       if (m_mode.load(std::memory_order_seq_cst) == k_fenced) return true;
-      pause_briefly();
+      cpu_relax();
     }
     return m_mode.load(std::memory_order_seq_cst) == k_fenced;
   }
@@ -387,14 +384,6 @@ class chase_lev_deque {
   HEIST_NOINLINE void acknowledge_switch() noexcept {
     HEIST_PERTURB_POINT(pop_mode_acknowledging);
     m_mode.store(k_fenced, std::memory_order_seq_cst);
-  }
-
-  static void pause_briefly() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield" ::: "memory");
-#endif
   }
 
   // Owner, at the start of a pop: fenced -> fence_free unless a thief is counted.

@@ -285,7 +285,7 @@ class loop_scope {
   template <class Root>
   void run(Root&& root) {
     run_inline_in_group(m_ctx, root);
-    if (!m_ctx.done()) help_until(m_arena, m_ctx);
+    if (!m_ctx.done()) help_until_pending(m_arena, m_ctx);
     m_ctx.reset();
     if (m_ctx.has_exception()) std::rethrow_exception(m_ctx.take_exception());
   }
@@ -330,7 +330,7 @@ struct reduce_loop : loop_base {
 
 // Waits for the pieces a task gave away (their group `kids`), rethrowing their exception.
 inline void join_children(const loop_base& loop, wait_context& kids) {
-  if (!kids.done()) help_until(*loop.m_arena, kids);
+  if (!kids.done()) help_until_pending(*loop.m_arena, kids);
   kids.reset();
   if (kids.has_exception()) std::rethrow_exception(kids.take_exception());
 }

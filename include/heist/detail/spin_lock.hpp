@@ -7,9 +7,7 @@
 #include <atomic>
 #include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "heist/detail/config.hpp"
 
 namespace heist::detail {
 
@@ -23,11 +21,7 @@ class spin_lock {
   void lock() noexcept {
     for (unsigned spins = 0; !try_lock(); ++spins) {
       if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        _mm_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield" ::: "memory");
-#endif
+        cpu_relax();
       } else {
         std::this_thread::yield();
       }

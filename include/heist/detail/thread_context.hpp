@@ -52,7 +52,7 @@ struct thread_context : scheduling_state {
   std::int64_t m_poll_park_ns = 20'000;
   std::int64_t m_last_poll_ns = 0;  // a busy worker's last poll (worker_loop.cpp)          // the
                                     // worker's park timed out and its thread is ending
-  std::uint32_t m_help_depth = 0;   // tasks run inline by helping waits on this stack
+  std::uint32_t m_help_depth = 0;   // helping waits (and inline group calls) on this stack
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;
   std::uint64_t m_rng;  // victim selection for threads without a slot
