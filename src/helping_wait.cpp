@@ -47,7 +47,7 @@ HEIST_ALWAYS_INLINE void help_loop(thread_context& c, arena& a, wait_context& w,
     if (!own) a.exec().note_idle();
     // Polled completions progress while the waits of nested parallelism run tasks.
     if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.m_exec == &a.exec()) poll_between_tasks(c);
-  } while (!w.done());
+  } while (!w.done(&c));
 }
 }  // namespace
 

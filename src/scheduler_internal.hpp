@@ -115,10 +115,8 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   const bool run = group == nullptr || !group->is_cancelled();
   wait_context* const saved_group = c.m_group;
   const std::uintptr_t saved_isolation = c.m_isolation;
-  const bool saved_stolen = c.m_stolen;
   c.m_group = group;
   c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
-  c.m_stolen = stolen;
   ++c.m_task_depth;
   slot* const s = c.m_slot;
   if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
@@ -127,7 +125,6 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
     t->m_invoke(t, run);
   }
   --c.m_task_depth;
-  c.m_stolen = saved_stolen;
   c.m_isolation = saved_isolation;
   c.m_group = saved_group;
   if (HEIST_UNLIKELY(stolen)) {

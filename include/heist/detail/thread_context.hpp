@@ -28,7 +28,6 @@ struct scheduling_state {
   wait_context* m_group = nullptr;  // group of the running task (parent of new groups)
   std::uintptr_t m_isolation = 0;   // isolation region of the running task (0: none)
   std::uint32_t m_task_depth = 0;   // tasks of m_exec running on this logical stack
-  bool m_stolen = false;            // the running task was taken from another deque
 };
 
 struct thread_context : scheduling_state {
@@ -46,12 +45,11 @@ struct thread_context : scheduling_state {
   // A restarted worker's thread: the wake-up that started it already counted it as a
   // searcher, so its first search() does not count itself again (worker_threads.cpp).
   bool m_search_counted = false;
-  bool m_retired = false;
+  bool m_retired = false;  // the worker's park timed out and its thread is ending
   // How long a roamer parks while polled completions are pending (poller.hpp): 20 us,
   // doubling to 1 ms while polls find nothing.
   std::int64_t m_poll_park_ns = 20'000;
-  std::int64_t m_last_poll_ns = 0;  // a busy worker's last poll (worker_loop.cpp)          // the
-                                    // worker's park timed out and its thread is ending
+  std::int64_t m_last_poll_ns = 0;  // a busy worker's last poll (worker_loop.cpp)
   std::uint32_t m_help_depth = 0;   // helping waits (and inline group calls) on this stack
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;

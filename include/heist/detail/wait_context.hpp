@@ -176,8 +176,10 @@ class wait_context {
   }
 
   // Any thread. The owner reads m_local + count; any other thread claims the group first.
-  bool done() noexcept {
-    const thread_context* const self = t_context;
+  bool done() noexcept { return done(t_context); }
+  // The same, for a caller that holds its thread's context (`self`, never another
+  // thread's) and so saves reading the thread_local again.
+  HEIST_ALWAYS_INLINE bool done(const thread_context* self) noexcept {
     if (self != nullptr && m_owner.load(std::memory_order_relaxed) == self) {
       // Only this thread writes m_local (or a claimer, which first clears m_owner: then the
       // re-check below fails and the claimed count is read).
