@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(x.cfg.out);
   machine_info m = read_machine_info();
   m.cpu_speeds_start = measure_cpu_speeds();
+  m.atomic_costs = measure_atomic_costs();
   print_header(m, x.cfg);
   for (const workload_family& f : sorted_families())
     f.run(x);

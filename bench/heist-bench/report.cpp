@@ -64,6 +64,7 @@ void print_header(const machine_info& m, const config& cfg) {
               m.compiler.c_str(), m.os.c_str());
   std::printf("sizing: %s\n", m.sizing.c_str());
   std::printf("CPU speeds: %s\n", m.cpu_speeds_start.c_str());
+  std::printf("atomics: %s\n", m.atomic_costs.c_str());
   std::printf("oneTBB %s, OpenMP %s, %s; mode %s; threads", m.tbb_version.c_str(),
               m.openmp_version.c_str(), m.date.c_str(), cfg.full ? "full" : "quick");
   for (int t : cfg.threads)
@@ -311,6 +312,7 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   md << "- sizing: " << m.sizing << "\n";
   md << "- CPU speeds at the start: " << m.cpu_speeds_start << "\n";
   md << "- CPU speeds at the end: " << m.cpu_speeds_end << "\n";
+  md << "- atomics: " << m.atomic_costs << "\n";
   md << "- compiler: " << m.compiler << "; oneTBB " << m.tbb_version << "; OpenMP "
      << m.openmp_version << "\n";
   md << "- date: " << m.date << "; mode: " << (cfg.full ? "full" : "quick") << "; threads:";

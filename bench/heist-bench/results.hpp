@@ -50,6 +50,8 @@ struct machine_info {
   // The speed of each CPU the run may use, at its start and its end (measure_cpu_speeds).
   std::string cpu_speeds_start;
   std::string cpu_speeds_end;
+  // What a locked read-modify-write and a seq_cst fence cost here (measure_atomic_costs).
+  std::string atomic_costs;
 };
 
 machine_info read_machine_info();
@@ -59,5 +61,11 @@ machine_info read_machine_info();
 // a virtual machine one vCPU can run at 80% of another's speed for minutes, and then a
 // perfect 2-thread run is 1.8 times one on the fast CPU, not 2. Restores the affinity mask.
 std::string measure_cpu_speeds();
+
+// Times, on the calling thread, a loop of uncontended locked read-modify-writes and one of
+// store + seq_cst fence + load, against plain stores, fastest of 5. heist's spawn path trades
+// these instructions for plain ones (owner-counted joins, fence-free pops); what the trade is
+// worth depends on the CPU (BENCHMARKS.md, issue 13's tenth round), so the report says it.
+std::string measure_atomic_costs();
 
 }  // namespace bench
