@@ -147,7 +147,9 @@ double ns_per_step(Step step) {
 }  // namespace
 
 std::string measure_atomic_costs() {
-  // relaxed everywhere but where the order is the thing measured: no other thread looks.
+  // No other thread touches the probes, so nothing pairs with these operations: relaxed
+  // where only the instruction is timed (a plain store, a locked add), and the seq_cst fence
+  // because the fence is what is timed.
   const double plain = ns_per_step([](long i) { g_probe.store(i, std::memory_order_relaxed); });
   const double rmw = ns_per_step([](long i) { g_probe.fetch_add(i, std::memory_order_relaxed); });
   const double fence = ns_per_step([](long i) {

@@ -180,6 +180,8 @@ class wait_context {
   // The same, for a caller that holds its thread's context (`self`, never another
   // thread's) and so saves reading the thread_local again.
   HEIST_ALWAYS_INLINE bool done(const thread_context* self) noexcept {
+    // Another thread's context would let a non-owner read m_local as if it owned the group.
+    assert(self == t_context && "done(self) with another thread's context");
     if (self != nullptr && m_owner.load(std::memory_order_relaxed) == self) {
       // Only this thread writes m_local (or a claimer, which first clears m_owner: then the
       // re-check below fails and the claimed count is read).
