@@ -149,25 +149,11 @@ class chase_lev_deque {
     // slot t happens-before the owner overwrites that slot after wrap-around.
     const std::int64_t t = m_top.load(std::memory_order_acquire);
     // P3: only the owner writes m_ring.
-    ring* r = m_ring.load(std::memory_order_relaxed);
-    if (HEIST_UNLIKELY(b - t > r->m_capacity - 1)) {
-      // P4: grow, then use the new ring (storing into the old one would lose the value).
-      r = grow(r, t, b);
-    }
-    // P5: relaxed store to an atomic slot; published by the release store of bottom below.
-    r->at(b).store(value, std::memory_order_relaxed);
-    // P6+P7: a release store instead of "release fence + relaxed store": same
-    // synchronization with a thief's acquire load of bottom (S3), and TSan models it.
-    if (b == t) {
-      // Into an empty deque: seq_cst, so that it takes part in the sleep protocol's Dekker
-      // pair (the caller's seq_cst load of the idle word, against a sleeper's seq_cst RMW
-      // and fence before it re-checks the deques; idle_state.hpp). This is the push a
-      // sleeping thread must not miss. seq_cst is also release: S3 still pairs with it.
-      m_bottom.store(b + 1, std::memory_order_seq_cst);
-      return true;
-    }
-    m_bottom.store(b + 1, std::memory_order_release);
-    return false;
+    ring* const r = m_ring.load(std::memory_order_relaxed);
+    // P4: full: grow first (out of line, so that nothing of the common path lives across a
+    // call there).
+    if (HEIST_UNLIKELY(b - t > r->m_capacity - 1)) return push_growing(value);
+    return publish(r, b, t, value);
   }
 
   // Before the deque is shared (no thread but the creator uses it yet): let its pops run
@@ -418,6 +404,35 @@ class chase_lev_deque {
                       : m_retry_backoff > m_max_retry_backoff / 2 ? m_max_retry_backoff
                                                                   : m_retry_backoff * 2;
     m_retry_countdown = m_retry_backoff;
+  }
+
+  // P5-P7 of push: the value into slot b of `r`, then bottom past it.
+  HEIST_ALWAYS_INLINE bool publish(ring* r, std::int64_t b, std::int64_t t, T value) noexcept {
+    // P5: relaxed store to an atomic slot; published by the release store of bottom below.
+    r->at(b).store(value, std::memory_order_relaxed);
+    // P6+P7: a release store instead of "release fence + relaxed store": same
+    // synchronization with a thief's acquire load of bottom (S3), and TSan models it.
+    if (b == t) {
+      // Into an empty deque: seq_cst, so that it takes part in the sleep protocol's Dekker
+      // pair (the caller's seq_cst load of the idle word, against a sleeper's seq_cst RMW
+      // and fence before it re-checks the deques; idle_state.hpp). This is the push a
+      // sleeping thread must not miss. seq_cst is also release: S3 still pairs with it.
+      m_bottom.store(b + 1, std::memory_order_seq_cst);
+      return true;
+    }
+    m_bottom.store(b + 1, std::memory_order_release);
+    return false;
+  }
+
+  // push() into a full ring: P1-P3 again (the same orders, for the same reasons), grow (P4),
+  // then publish into the new ring.
+  HEIST_NOINLINE bool push_growing(T value) {
+    const std::int64_t b = m_bottom.load(std::memory_order_relaxed);
+    const std::int64_t t = m_top.load(std::memory_order_acquire);
+    ring* r = m_ring.load(std::memory_order_relaxed);
+    // Storing into the old ring would lose the value.
+    if (b - t > r->m_capacity - 1) r = grow(r, t, b);
+    return publish(r, b, t, value);
   }
 
   HEIST_NOINLINE ring* grow(ring* old, std::int64_t t, std::int64_t b) {
