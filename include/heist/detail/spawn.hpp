@@ -104,44 +104,63 @@ task* build_task(thread_context& c, wait_context* group, Args&&... args) {
 // Undoes a built task that could not be queued (push ran out of memory).
 void abandon_task(thread_context& c, task* t) noexcept;
 
+// The rest of a spawn onto the calling thread's own slot of `a`, once `t` is built: counts it
+// in `group` (if any) and, if `count_created`, in the slot's flow counters, pushes it, and
+// wakes a sleeper or attracts a visitor if one is needed. A push that runs out of memory
+// undoes the task and rethrows.
+HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, wait_context* group,
+                                           task* t, bool count_created) {
+  if (group != nullptr) {
+    // The group's owner counts its own spawns without an atomic RMW (wait_context.hpp).
+    if (group->try_add_owned(&c)) {
+      t->m_group = tag_group(group, true);
+    } else {
+      group->add(1);
+    }
+  }
+  if (count_created) c.m_slot->m_counters.created.bump();
+  bool was_empty;
+  try {
+    was_empty = c.m_slot->m_deque.push(t);
+  } catch (...) {
+    abandon_task(c, t);
+    throw;
+  }
+  HEIST_PERTURB_POINT(spawn_pushed);
+  a.idle().notify_after_spawn(was_empty);
+  // A push onto a non-empty deque needs no visitor: whoever saw the earlier task does.
+  if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
+}
+
+// spawn() from a thread holding a leased slot outside any task of this executor
+// (run_and_wait's function, task_arena::execute's body, a helping wait between tasks): it is
+// outside the executor, so after shutdown began its submissions are refused like any
+// outsider's. Out of line: the common path then keeps nothing across a call for it.
+template <class Job, class... Args>
+HEIST_NOINLINE void spawn_from_lease(arena& a, thread_context& c, wait_context* group,
+                                     Args&&... args) {
+  a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
+  task* t;
+  try {
+    t = build_task<Job>(c, group, std::forward<Args>(args)...);
+  } catch (...) {
+    a.exec().cancel_leased_admission(*c.m_slot);
+    throw;
+  }
+  queue_on_own_slot(a, c, group, t, false);
+}
+
 // Spawns a task of kind Job, built from `args`, into arena `a`, as a member of `group` (may
 // be null).
 template <class Job, class... Args>
 void spawn(arena& a, wait_context* group, Args&&... args) {
   thread_context& c = current_context();
   if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
-    // A thread holding a leased slot outside any task of this executor (run_and_wait's
-    // function, task_arena::execute's body, a helping wait between tasks) is outside the
-    // executor: after shutdown began its submissions are refused like any outsider's.
-    const bool outside = HEIST_UNLIKELY(c.m_task_depth == 0);
-    if (outside) a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
-    task* t;
-    try {
-      t = build_task<Job>(c, group, std::forward<Args>(args)...);
-    } catch (...) {
-      if (outside) a.exec().cancel_leased_admission(*c.m_slot);
-      throw;
+    if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
+      spawn_from_lease<Job>(a, c, group, std::forward<Args>(args)...);
+    } else {
+      queue_on_own_slot(a, c, group, build_task<Job>(c, group, std::forward<Args>(args)...), true);
     }
-    if (group != nullptr) {
-      // The group's owner counts its own spawns without an atomic RMW (wait_context.hpp).
-      if (group->try_add_owned(&c)) {
-        t->m_group = tag_group(group, true);
-      } else {
-        group->add(1);
-      }
-    }
-    if (!outside) c.m_slot->m_counters.created.bump();
-    bool was_empty;
-    try {
-      was_empty = c.m_slot->m_deque.push(t);
-    } catch (...) {
-      abandon_task(c, t);
-      throw;
-    }
-    HEIST_PERTURB_POINT(spawn_pushed);
-    a.idle().notify_after_spawn(was_empty);
-    // A push onto a non-empty deque needs no visitor: whoever saw the earlier task does.
-    if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
     return;
   }
   executor_impl& exec = a.exec();
