@@ -23,14 +23,19 @@ namespace heist::detail {
 namespace {
 // The helping loop proper; `own` says whether the thread holds a slot of `a`. Entered with
 // `w` not done (the callers check first), so the first check is at the end of a round.
+// `popped`: a task the caller already popped from its own deque (own only), run first.
 // The wait counts once in m_help_depth for the tasks it runs inline: each nested wait on
 // this stack is one more level.
-HEIST_ALWAYS_INLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool own) {
+HEIST_NOINLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool own,
+                              task* popped) {
   const task_filter f{c.m_isolation};
   depth_guard depth(c);
   do {
     found_task found;
-    if (own) {
+    if (popped != nullptr) {
+      found.t = f.accepts(popped) ? popped : dig_for_region(c, f, popped);
+      popped = nullptr;
+    } else if (own) {
       found.t = pop_own(c, f);
     } else if (a.strict()) {
       // No slot of a task_arena: running its tasks would exceed its concurrency limit.
@@ -49,6 +54,32 @@ HEIST_ALWAYS_INLINE void help_loop(thread_context& c, arena& a, wait_context& w,
     if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.m_exec == &a.exec()) poll_between_tasks(c);
   } while (!w.done(&c));
 }
+
+// The common case of a wait on the thread's own slot of its own arena: the tasks on top of
+// its deque are the group's own children (LIFO), which try_run_own_child runs with the least
+// bookkeeping. Anything else (an empty deque, a task of another group or region, a low stack,
+// a trace) goes to help_loop with the task in hand. Returns when `w` is done.
+HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
+  task* t;
+  {
+    // One level of nesting for the tasks run here; released before help_loop counts its own.
+    depth_guard depth(c);
+    for (;;) {
+      t = c.m_slot->m_deque.pop();
+      // An isolated waiter (m_isolation != 0) runs only tasks of its region.
+      if (t == nullptr ||
+          (c.m_isolation != 0 && t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation) ||
+          !try_run_own_child(c, w, t)) {
+        break;
+      }
+      // Polled completions progress while the waits of nested parallelism run tasks (the
+      // thread's executor is its arena's).
+      if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
+      if (w.done(&c)) return;
+    }
+  }
+  help_loop(c, *c.m_arena, w, true, t);
+}
 }  // namespace
 
 void help_until(arena& a, wait_context& w) {
@@ -58,11 +89,11 @@ void help_until(arena& a, wait_context& w) {
 void help_until_pending(arena& a, wait_context& w) {
   thread_context& c = current_context();
   if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
-    help_loop(c, a, w, true);
+    help_own_slot(c, w);
     return;
   }
   arena_lease lease(c, a);
-  help_loop(c, a, w, c.m_slot != nullptr && c.m_arena == &a);
+  help_loop(c, a, w, c.m_slot != nullptr && c.m_arena == &a, nullptr);
 }
 
 void report_unhandled_exception(std::exception_ptr e) noexcept {

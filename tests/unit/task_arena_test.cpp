@@ -261,6 +261,22 @@ TEST(Isolate, WaitingInsideRunsOnlyItsOwnTasks) {
   EXPECT_EQ(violations.load(), 0);
 }
 
+// A wait inside isolate() on a group whose child was spawned outside the region: the child is
+// on top of the waiter's own deque, but the waiter may not take it (another worker does).
+TEST(Isolate, AWaitInsideLeavesItsGroupsChildFromOutsideToOthers) {
+  heist::executor ex(2);
+  for (int round = 0; round < 20; ++round) {
+    std::thread::id waiter, runner;
+    ex.submit([&] {
+        heist::task_group g;
+        g.run([&] { runner = std::this_thread::get_id(); });
+        waiter = std::this_thread::get_id();
+        heist::isolate([&] { g.wait(); });
+      }).get();
+    EXPECT_NE(runner, waiter) << "round " << round;
+  }
+}
+
 TEST(Isolate, ReturnsValuesAndPropagatesExceptions) {
   EXPECT_EQ(heist::isolate([] { return 3; }), 3);
   EXPECT_THROW(heist::isolate([]() -> int { throw std::runtime_error("iso"); }),
