@@ -2,6 +2,7 @@
 // cancellation and exception propagation.
 #pragma once
 
+#include <atomic>
 #include <exception>
 #include <functional>
 #include <tuple>
@@ -32,7 +33,8 @@ class task_group {
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
   // collected by wait() are dropped.
   ~task_group() {
-    if (!m_context.done()) {
+    // After wait() (the common case) nothing was run since: no count to check.
+    if (m_run_since_wait.load(std::memory_order_relaxed) && !m_context.done()) {
       // Like oneTBB: unwinding past a group with running tasks cancels the rest.
       if (std::uncaught_exceptions() > 0) m_context.cancel();
       try {
@@ -49,6 +51,10 @@ class task_group {
   // Or a heist::task<void> (coroutine.hpp): a member of the group until it ends.
   template <class F>
   void run(F&& f) {
+    // relaxed: read by the destructor on the owning thread; a run() from another thread (a
+    // task of the group, or a thread the owner synchronizes with before destroying the group)
+    // happens-before that read, so the read sees this store or a later one.
+    m_run_since_wait.store(true, std::memory_order_relaxed);
     if constexpr (requires { typename std::decay_t<F>::promise_type; }) {
       detail::run_task_in_group(*m_arena, m_context, std::forward<F>(f));
     } else {
@@ -74,6 +80,10 @@ class task_group {
   // exception a task threw, if any. The group is reusable afterwards.
   void wait() {
     if (!m_context.done()) detail::help_until_pending(*m_arena, m_context);
+    // relaxed: each run() before this wait counted a task that has finished now, so its
+    // store happened-before this one (the task's finishing RMW, then done()'s acquire) and
+    // comes before it in the flag's order.
+    m_run_since_wait.store(false, std::memory_order_relaxed);
     m_context.reset();
     if (HEIST_UNLIKELY(m_context.has_exception())) {
       std::rethrow_exception(m_context.take_exception());
@@ -92,6 +102,8 @@ class task_group {
       : m_arena(&a), m_context(detail::current_group(), 0, detail::join_counting::owner) {}
 
   detail::arena* m_arena;
+  // Whether run() was called since the last wait(): the destructor waits only if so.
+  std::atomic<bool> m_run_since_wait{false};
   alignas(64) mutable detail::wait_context m_context;  // its own cache line (see wait_context)
 };
 

@@ -237,6 +237,63 @@ TEST(TaskGroup, DestructorWaitsForOutstandingTasks) {
   EXPECT_EQ(done.load(), 50);
 }
 
+// The destructor skips its count check after a wait() with no run() since; a run() after
+// the wait, on the owner or on another thread, must still be waited for.
+TEST(TaskGroup, DestructorWaitsForTasksRunAfterAWait) {
+  heist::executor ex(2);
+  std::atomic<int> done{0};
+  {
+    heist::task_group g(ex);
+    g.run([&] { done.fetch_add(1); });
+    g.wait();
+    EXPECT_EQ(done.load(), 1);
+    for (int i = 0; i < 8; ++i) {
+      g.run([&] {
+        std::this_thread::sleep_for(2ms);
+        done.fetch_add(1);
+      });
+    }
+  }
+  EXPECT_EQ(done.load(), 9);
+  {
+    heist::task_group g(ex);
+    g.run([&] { done.fetch_add(1); });
+    g.wait();
+    std::thread other([&] {
+      g.run([&] {
+        std::this_thread::sleep_for(5ms);
+        done.fetch_add(1);
+      });
+    });
+    other.join();  // the run() happens-before the destructor
+  }
+  EXPECT_EQ(done.load(), 11);
+}
+
+// A wait pops its group's children back and runs them on the short path; a child of another
+// group on top of the deque, or a child spawned under another group, goes the general way.
+// Both orders, on one worker (everything runs on the waiting thread).
+TEST(TaskGroup, WaitRunsOtherGroupsTasksOnTopOfItsOwn) {
+  heist::executor ex(1);
+  std::vector<int> order;
+  ex.submit([&] {
+      heist::task_group h, g;
+      h.run([&] { order.push_back(1); });
+      g.run([&] { order.push_back(2); });  // on top of h's child
+      h.wait();                            // runs g's child first (LIFO), then h's
+      order.push_back(3);
+      g.wait();
+      heist::task_group outer;
+      outer.run([&] {
+        heist::task_group inner;
+        inner.run([&] { order.push_back(4); });
+        inner.wait();
+      });
+      outer.wait();
+    }).get();
+  EXPECT_EQ(order, (std::vector<int>{2, 1, 3, 4}));
+}
+
 TEST(TaskGroup, ConcurrentRunFromManyThreads) {
   heist::executor ex(2);
   heist::task_group g(ex);
