@@ -137,4 +137,52 @@ TEST(JoinStress, InlineJoinsCountEveryLeafOnce) {
   }
 }
 
+// The waiter's short path and the destructor's skip (issue 13, eleventh round), raced: a
+// worker's group runs children that run more children into the same group (on whichever
+// thread took them) while children of a second group sit interleaved on the same deque;
+// after the wait, half the rounds run one more child from an outside thread and leave it to
+// the destructor. Every child must run exactly once, and before the wait (or destructor)
+// that covers it returns.
+TEST(JoinStress, ShortPathAndDestructorSkipCountEveryChildOnce) {
+  watchdog dog("ShortPathAndDestructorSkipCountEveryChildOnce", 300s);
+  static constexpr int k_children = 16;
+  for (std::size_t workers = 1; workers <= 3; ++workers) {
+    heist::executor ex(workers);
+    const std::size_t rounds = scaled(1000);
+    for (std::size_t round = 0; round < rounds; ++round) {
+      std::vector<std::atomic<int>> ran(3 * k_children + 1);
+      std::atomic<int> covered_before_return{0};
+      ex.submit([&] {
+          heist::task_group other;
+          {
+            heist::task_group g;
+            for (int i = 0; i < k_children; ++i) {
+              g.run([&ran, &g, i] {
+                ran[i].fetch_add(1);
+                g.run([&ran, i] { ran[k_children + i].fetch_add(1); });  // into its own group
+              });
+              other.run([&ran, i] { ran[2 * k_children + i].fetch_add(1); });
+            }
+            g.wait();
+            int seen = 0;
+            for (int i = 0; i < 2 * k_children; ++i)
+              seen += ran[i].load();
+            covered_before_return = seen;
+            if (round % 2 == 1) {
+              std::thread outside([&] { g.run([&ran] { ran[3 * k_children].fetch_add(1); }); });
+              outside.join();
+            }
+          }  // the destructor waits for the outside child, if any
+          if (round % 2 == 1) EXPECT_EQ(ran[3 * k_children].load(), 1);
+          other.wait();
+        }).get();
+      ASSERT_EQ(covered_before_return.load(), 2 * k_children)
+          << workers << " workers, round " << round;
+      for (int i = 0; i < 3 * k_children; ++i)
+        ASSERT_EQ(ran[i].load(), 1) << workers << " workers, round " << round << ", child " << i;
+      ASSERT_EQ(ran[3 * k_children].load(), static_cast<int>(round % 2));
+    }
+  }
+}
+
 }  // namespace
