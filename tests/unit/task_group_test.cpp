@@ -272,25 +272,29 @@ TEST(TaskGroup, DestructorWaitsForTasksRunAfterAWait) {
 
 // A wait pops its group's children back and runs them on the short path; a child of another
 // group on top of the deque, or a child spawned under another group, goes the general way.
-// Both orders, on one worker (everything runs on the waiting thread).
+// Both orders, on one worker; the test thread blocks on a latch (a future's get() would lease
+// a slot and steal), so everything runs on the waiting worker, in deque order.
 TEST(TaskGroup, WaitRunsOtherGroupsTasksOnTopOfItsOwn) {
   heist::executor ex(1);
   std::vector<int> order;
-  ex.submit([&] {
-      heist::task_group h, g;
-      h.run([&] { order.push_back(1); });
-      g.run([&] { order.push_back(2); });  // on top of h's child
-      h.wait();                            // runs g's child first (LIFO), then h's
-      order.push_back(3);
-      g.wait();
-      heist::task_group outer;
-      outer.run([&] {
-        heist::task_group inner;
-        inner.run([&] { order.push_back(4); });
-        inner.wait();
-      });
-      outer.wait();
-    }).get();
+  std::latch finished(1);
+  ex.post([&] {
+    heist::task_group h, g;
+    h.run([&] { order.push_back(1); });
+    g.run([&] { order.push_back(2); });  // on top of h's child
+    h.wait();                            // runs g's child first (LIFO), then h's
+    order.push_back(3);
+    g.wait();
+    heist::task_group outer;
+    outer.run([&] {
+      heist::task_group inner;
+      inner.run([&] { order.push_back(4); });
+      inner.wait();
+    });
+    outer.wait();
+    finished.count_down();
+  });
+  finished.wait();
   EXPECT_EQ(order, (std::vector<int>{2, 1, 3, 4}));
 }
 
