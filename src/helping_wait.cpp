@@ -66,10 +66,8 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
     depth_guard depth(c);
     for (;;) {
       t = c.m_slot->m_deque.pop();
-      // An isolated waiter (m_isolation != 0) runs only tasks of its region.
-      if (t == nullptr ||
-          (c.m_isolation != 0 && t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation) ||
-          !try_run_own_child(c, w, t)) {
+      // An isolated waiter runs only tasks of its region.
+      if (t == nullptr || !task_filter{c.m_isolation}.accepts(t) || !try_run_own_child(c, w, t)) {
         break;
       }
       // Polled completions progress while the waits of nested parallelism run tasks (the

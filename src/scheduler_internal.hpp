@@ -108,18 +108,29 @@ HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run,
   }
 }
 
-// One task: its group context, isolation and trace span, its statistics, and its group's count.
-inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
-  wait_context* const group = group_of(t);
-  const bool counted_by_owner = owner_counted(t);
+// One task of `group` (null: none; `counted_by_owner`: its spawn was counted by the group's
+// owner, try_add_owned): its group context, isolation and trace span, its statistics, and its
+// group's count. `OnUntracedSlot`: the caller has checked that the thread holds a slot and
+// that the slot records no trace (try_run_own_child), so those branches go. Inline into both
+// callers, so that what a caller knows folds away and is not kept across the task's call.
+template <bool OnUntracedSlot = false>
+HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* group,
+                                     bool counted_by_owner, bool stolen) noexcept {
   const bool run = group == nullptr || !group->is_cancelled();
+  slot* const s = c.m_slot;
+  const bool on_slot = OnUntracedSlot || s != nullptr;
+  // Counted when the body starts: a statistic, and `run` then need not be kept across the
+  // call on the slot's path.
+  if (on_slot && run) {
+    if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
+  }
   wait_context* const saved_group = c.m_group;
   const std::uintptr_t saved_isolation = c.m_isolation;
   c.m_group = group;
   c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
   ++c.m_task_depth;
-  slot* const s = c.m_slot;
-  if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
+  if (!OnUntracedSlot &&
+      HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
     invoke_traced(c, t, run, stolen);
   } else {
     t->m_invoke(t, run);
@@ -132,10 +143,7 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   } else {
     c.m_pool.deallocate(t);
   }
-  if (s != nullptr) {
-    if (run) {
-      if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
-    }
+  if (on_slot) {
     // release: see owner_counter::bump_release and executor_impl::in_flight.
     s->m_counters.finished.bump_release();
   } else {
@@ -144,14 +152,24 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   if (group != nullptr) group->finish_task(&c, counted_by_owner);
 }
 
+inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
+  run_task_of(c, t, group_of(t), owner_counted(t), stolen);
+}
+
+// The continuation the running task handed over as its last act (spawn.hpp, try_bypass), or
+// null; taken.
+HEIST_ALWAYS_INLINE task* take_bypass(thread_context& c) noexcept {
+  task* const t = c.m_bypass;
+  if (HEIST_UNLIKELY(t != nullptr)) c.m_bypass = nullptr;
+  return t;
+}
+
 // Runs `t`, then the continuation it handed over, if any, and so on.
 inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
   for (;;) {
     run_task(c, t, stolen);
-    // A continuation the task handed over as its last act (spawn.hpp, try_bypass).
-    t = c.m_bypass;
+    t = take_bypass(c);
     if (HEIST_LIKELY(t == nullptr)) return;
-    c.m_bypass = nullptr;
     stolen = false;
   }
 }
@@ -173,42 +191,18 @@ inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexce
   static_cast<scheduling_state&>(c) = saved;
 }
 
-// The helping wait's common case, run_task with what the waiter knows folded in: it popped
-// `t` from its own slot's deque (not stolen), `t` is a child of the group `w` it waits for
-// that it counted itself (owner-counted), the stack has room and the slot records no trace.
-// Returns false, having done nothing, when any of these does not hold (run_task's general
-// path then runs `t`). The same steps in the same order as run_task, so the same
-// guarantees; fewer values live across the task's call is what it saves (no per-task
-// branch on stolen, null group, null slot or the external counters).
+// The helping wait's common case: it popped `t` from its own slot's deque (not stolen), `t` is
+// a child of the group `w` it waits for that it counted itself (owner-counted), the stack has
+// room and the slot records no trace. Then `t` runs through run_task_of with those facts as
+// constants (no branch on stolen, null group, null slot or the external counters). Returns
+// false, having done nothing, when any of them does not hold.
 HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, task* t) noexcept {
-  slot* const s = c.m_slot;
-  if (t->m_group != tag_group(&w, true) || HEIST_UNLIKELY(s->m_trace != nullptr) ||
+  if (t->m_group != tag_group(&w, true) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
       HEIST_UNLIKELY(stack_is_low(c))) {
     return false;
   }
-  const bool run = !w.is_cancelled();
-  // Counted before the body rather than after (run_task): a statistic, and `run` then need
-  // not be kept across the call.
-  if (run) stats_slot(c)->m_counters.executed.bump();
-  wait_context* const saved_group = c.m_group;
-  const std::uintptr_t saved_isolation = c.m_isolation;
-  c.m_group = &w;
-  c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
-  ++c.m_task_depth;
-  t->m_invoke(t, run);
-  --c.m_task_depth;
-  c.m_isolation = saved_isolation;
-  c.m_group = saved_group;
-  c.m_pool.deallocate(t);
-  // release: see owner_counter::bump_release and executor_impl::in_flight.
-  s->m_counters.finished.bump_release();
-  w.finish_task(&c, true);
-  // A continuation the task handed over as its last act (execute_task).
-  if (HEIST_UNLIKELY(c.m_bypass != nullptr)) {
-    task* const next = c.m_bypass;
-    c.m_bypass = nullptr;
-    execute_task(c, next, false);
-  }
+  run_task_of<true>(c, t, &w, true, false);
+  if (task* const next = take_bypass(c)) execute_task(c, next, false);
   return true;
 }
 
