@@ -33,16 +33,20 @@ class task_group {
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
   // collected by wait() are dropped.
   ~task_group() {
-    // After wait() (the common case) nothing was run since: no count to check.
-    if (m_run_since_wait.load(std::memory_order_relaxed) && !m_context.done()) {
-      // Like oneTBB: unwinding past a group with running tasks cancels the rest.
-      if (std::uncaught_exceptions() > 0) m_context.cancel();
-      try {
-        detail::help_until_pending(*m_arena, m_context);
-      } catch (...) {  // a destructor does not throw; the tasks are finished either way
+    // After wait() (the common case) nothing was run since: no count to check, and that
+    // wait took the exception its tasks threw, if any (only tasks of the group, run since,
+    // capture one; run_and_wait's function is followed by a wait).
+    if (m_run_since_wait.load(std::memory_order_relaxed)) {
+      if (!m_context.done()) {
+        // Like oneTBB: unwinding past a group with running tasks cancels the rest.
+        if (std::uncaught_exceptions() > 0) m_context.cancel();
+        try {
+          detail::help_until_pending(*m_arena, m_context);
+        } catch (...) {  // a destructor does not throw; the tasks are finished either way
+        }
       }
+      if (m_context.has_exception()) (void)m_context.take_exception();
     }
-    if (m_context.has_exception()) (void)m_context.take_exception();
   }
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
@@ -104,7 +108,7 @@ class task_group {
   detail::arena* m_arena;
   // Whether run() was called since the last wait(): the destructor waits only if so.
   std::atomic<bool> m_run_since_wait{false};
-  alignas(64) mutable detail::wait_context m_context;  // its own cache line (see wait_context)
+  mutable detail::wait_context m_context;  // not over-aligned (see wait_context's fields)
 };
 
 // Runs every function, in parallel, and returns when all have finished; the last runs on

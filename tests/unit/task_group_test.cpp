@@ -270,6 +270,61 @@ TEST(TaskGroup, DestructorWaitsForTasksRunAfterAWait) {
   EXPECT_EQ(done.load(), 11);
 }
 
+// An exception thrown by a task run after a wait() that took an earlier one is waited for
+// and dropped by the destructor: nothing escapes, nothing leaks (the exception object is
+// destroyed with the group).
+TEST(TaskGroup, DestructorDropsTheExceptionOfATaskRunAfterAWait) {
+  struct counted_error {
+    std::atomic<int>* destroyed;
+    counted_error(std::atomic<int>* d) : destroyed(d) {}
+    counted_error(const counted_error& o) : destroyed(o.destroyed) { destroyed->fetch_sub(1); }
+    ~counted_error() { destroyed->fetch_add(1); }
+  };
+  heist::executor ex(2);
+  std::atomic<int> destroyed{0};
+  std::atomic<int> second_ran{0};
+  {
+    heist::task_group g(ex);
+    g.run([] { throw std::runtime_error("first"); });
+    EXPECT_THROW(g.wait(), std::runtime_error);
+    g.run([&] {
+      second_ran.fetch_add(1);
+      throw counted_error(&destroyed);
+    });
+  }
+  EXPECT_EQ(second_ran.load(), 1);
+  // Every copy of the thrown object was destroyed: net one destruction per object thrown.
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+// wait() keeps a nested group's check of its ancestors when the group was not cancelled; a
+// cancel of an ancestor that lands while the group's last task runs (after that task's
+// check) must still reach the group's next round of tasks.
+TEST(TaskGroup, ANestedGroupReusedAfterItsParentIsCancelledSkipsItsTasks) {
+  heist::executor ex(2);
+  heist::task_group outer(ex);
+  std::atomic<int> first_round{0}, second_round{0};
+  std::latch first_started(1), cancelled(1);
+  outer.run([&] {
+    heist::task_group inner;  // bound to `outer`
+    inner.run([&] {
+      first_round.fetch_add(1);  // started: checked `outer` while it was not cancelled
+      first_started.count_down();
+      cancelled.wait();
+    });
+    inner.wait();  // ends after the cancel; the group was not cancelled itself
+    for (int i = 0; i < 10; ++i)
+      inner.run([&] { second_round.fetch_add(1); });
+    inner.wait();
+  });
+  first_started.wait();
+  outer.cancel();
+  cancelled.count_down();
+  outer.wait();
+  EXPECT_EQ(first_round.load(), 1);
+  EXPECT_EQ(second_round.load(), 0);
+}
+
 // A wait pops its group's children back and runs them on the short path; a child of another
 // group on top of the deque, or a child spawned under another group, goes the general way.
 // Both orders, on one worker; the test thread blocks on a latch (a future's get() would lease

@@ -85,8 +85,10 @@ void invoke_job(task* self, bool run) noexcept {
   destroy_closure<Job>(self);
 }
 
+// Builds a task of kind Job from `args` in a block of the calling thread's pool; its group
+// is left unset for the caller (queue_on_own_slot sets it once, tagged or not).
 template <class Job, class... Args>
-task* build_task(thread_context& c, wait_context* group, Args&&... args) {
+task* build_task_ungrouped(thread_context& c, Args&&... args) {
   task* t = c.m_pool.allocate();
   try {
     construct_closure<Job>(t, std::forward<Args>(args)...);
@@ -95,9 +97,15 @@ task* build_task(thread_context& c, wait_context* group, Args&&... args) {
     throw;
   }
   t->m_invoke = &invoke_job<Job>;
-  t->m_group = group;
   // relaxed: published to thieves by the deque push (release) or the injection lock.
   t->m_isolation.store(c.m_isolation, std::memory_order_relaxed);
+  return t;
+}
+
+template <class Job, class... Args>
+task* build_task(thread_context& c, wait_context* group, Args&&... args) {
+  task* t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
+  t->m_group = group;
   return t;
 }
 
@@ -115,8 +123,11 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, wait_con
     if (group->try_add_owned(&c)) {
       t->m_group = tag_group(group, true);
     } else {
+      t->m_group = group;
       group->add(1);
     }
+  } else {
+    t->m_group = nullptr;
   }
   if (count_created) c.m_slot->m_counters.created.bump();
   bool was_empty;
@@ -142,7 +153,7 @@ HEIST_NOINLINE void spawn_from_lease(arena& a, thread_context& c, wait_context* 
   a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
   task* t;
   try {
-    t = build_task<Job>(c, group, std::forward<Args>(args)...);
+    t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
   } catch (...) {
     a.exec().cancel_leased_admission(*c.m_slot);
     throw;
@@ -159,7 +170,8 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
     if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
       spawn_from_lease<Job>(a, c, group, std::forward<Args>(args)...);
     } else {
-      queue_on_own_slot(a, c, group, build_task<Job>(c, group, std::forward<Args>(args)...), true);
+      queue_on_own_slot(a, c, group, build_task_ungrouped<Job>(c, std::forward<Args>(args)...),
+                        true);
     }
     return;
   }

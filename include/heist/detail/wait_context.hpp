@@ -97,27 +97,12 @@ class wait_context {
 
   explicit wait_context(wait_context* parent = nullptr, std::uint64_t initial = 0,
                         join_counting counting = join_counting::shared) noexcept
-      : m_state(initial * k_one), m_parent(parent) {
-    if (counting == join_counting::owner && g_owner_counting.load(std::memory_order_relaxed)) {
-      // relaxed: the group is not shared yet; whoever gets a reference to it later gets it
-      // through a synchronizing operation.
-      m_owner.store(t_context, std::memory_order_relaxed);
-      m_claimed.store(t_context == nullptr, std::memory_order_relaxed);
-    }
-    // Inherit the parent's validation: if the parent's ancestors were uncancelled at epoch e
-    // and the parent itself is not cancelled, so are ours (the same chain plus the parent).
-    // A cancel after this point bumps the epoch past e, so the copy can only be stale-safe.
-    if (parent != nullptr) {
-      // acquire: pairs with the release store in check_ancestors. If the parent was validated
-      // at epoch e by a thread that had acquired e (and so saw every cancel flag set before
-      // e's bump), this thread sees those flags too: reading e and then a stale "not
-      // cancelled" is impossible even on weak memory.
-      const std::uint64_t e = parent->m_seen_epoch.load(std::memory_order_acquire);
-      if (!parent->m_cancel.load(std::memory_order_relaxed)) {
-        m_seen_epoch.store(e, std::memory_order_relaxed);
-      }
-    }
-  }
+      : m_state(initial * k_one),
+        m_owner(owner_for(counting)),
+        m_parent(parent),
+        // relaxed: m_owner was just initialised by this thread.
+        m_claimed(m_owner.load(std::memory_order_relaxed) == nullptr),
+        m_seen_epoch(epoch_inherited_from(parent)) {}
   wait_context(const wait_context&) = delete;
   wait_context& operator=(const wait_context&) = delete;
 
@@ -289,8 +274,15 @@ class wait_context {
   // no cancel) touches no exception_ptr at all: constructing and destroying one is an
   // out-of-line call in libstdc++.
   void reset() noexcept {
-    m_cancel.store(false, std::memory_order_relaxed);
-    m_seen_epoch.store(k_never_checked, std::memory_order_relaxed);
+    // relaxed: the waiter's own flag check; a cancel() racing with the end of a wait may
+    // land on either side of it, as it could before. A context that was not cancelled keeps
+    // its validation: its ancestors were uncancelled as of m_seen_epoch, still true, and a
+    // later cancel bumps the epoch past it. Nothing is written then (one fewer store per
+    // fork of a fork-join program).
+    if (HEIST_UNLIKELY(m_cancel.load(std::memory_order_relaxed))) {
+      m_cancel.store(false, std::memory_order_relaxed);
+      m_seen_epoch.store(k_never_checked, std::memory_order_relaxed);
+    }
   }
   std::exception_ptr take_exception() noexcept {
     // acquire: pairs with capture_exception's release store. While the state reads
@@ -308,6 +300,34 @@ class wait_context {
 
  private:
   static constexpr std::int64_t k_claimed = INT64_MIN;  // m_local after a claim
+
+  // The owner of a new context counted by `counting`: the calling thread if owner counting
+  // is on (and it runs in heist), else null (shared counting). Every field is initialised in
+  // the member initialisers: this constructor runs once per fork of a fork-join program, and
+  // the compiler does not merge a default initialiser's atomic store with a later one.
+  static const thread_context* owner_for(join_counting counting) noexcept {
+    // relaxed: the group is not shared yet; whoever gets a reference to it later gets it
+    // through a synchronizing operation. A group created before owner counting is turned on
+    // simply counts in m_state only.
+    if (counting == join_counting::owner && g_owner_counting.load(std::memory_order_relaxed)) {
+      return t_context;
+    }
+    return nullptr;
+  }
+
+  // A new child of `parent` inherits the parent's validation: if the parent's ancestors were
+  // uncancelled at epoch e and the parent itself is not cancelled, so are ours (the same chain
+  // plus the parent). A cancel after this point bumps the epoch past e, so the copy can only
+  // be stale-safe.
+  static std::uint64_t epoch_inherited_from(const wait_context* parent) noexcept {
+    if (parent == nullptr) return k_never_checked;
+    // acquire: pairs with the release store in check_ancestors. If the parent was validated
+    // at epoch e by a thread that had acquired e (and so saw every cancel flag set before
+    // e's bump), this thread sees those flags too: reading e and then a stale "not
+    // cancelled" is impossible even on weak memory.
+    const std::uint64_t e = parent->m_seen_epoch.load(std::memory_order_acquire);
+    return parent->m_cancel.load(std::memory_order_relaxed) ? k_never_checked : e;
+  }
 
   static std::int64_t count_of(std::uint64_t s) noexcept {
     return static_cast<std::int64_t>(s) >> 1;  // arithmetic shift (C++20): the signed count
@@ -475,12 +495,16 @@ class wait_context {
   }
 
   // Not over-aligned here: a future's state (count 1) lives in 16-byte-aligned pool memory.
-  // The groups that count many tasks (task_group, the loops' child groups, a graph run) put
-  // their wait_context on a cache line of its own (alignas(64) where they declare it), so that
-  // thieves' RMWs on m_state do not share a line with the owner's other data.
+  // The groups that count many stolen tasks (the loops' child groups, a graph run) put their
+  // wait_context on a cache line of its own (alignas(64) where they declare it), so that
+  // thieves' RMWs on m_state do not share a line with the owner's other data. A task_group
+  // does not: it lives in the frame of a fork-join function, one per fork, whose children are
+  // mostly popped back by the owner (owner-counted, no RMW); an over-aligned member made every
+  // such frame realign the stack and cost fib(30) 11-15% (BENCHMARKS.md, issue 13's twelfth
+  // round).
   std::atomic<std::uint64_t> m_state;
   // The owner (see the file comment), or null: counted in m_state only.
-  std::atomic<const thread_context*> m_owner{nullptr};
+  std::atomic<const thread_context*> m_owner;
   std::atomic<std::int64_t> m_local{0};  // the owner's part of the count
   std::atomic<parker*> m_waiter{nullptr};
   std::atomic<completion_callback*> m_resumer{nullptr};
@@ -492,9 +516,9 @@ class wait_context {
   static constexpr std::uint8_t k_writing_exception = 1;
   static constexpr std::uint8_t k_has_exception = 2;
   std::atomic<std::uint8_t> m_exception_state{k_no_exception};
-  std::atomic<bool> m_claimed{true};  // false while an owner may hold part of the count
-  spin_lock m_claim_lock;             // claims and the owner's folds
-  std::atomic<std::uint64_t> m_seen_epoch{k_never_checked};
+  std::atomic<bool> m_claimed;  // false while an owner may hold part of the count
+  spin_lock m_claim_lock;       // claims and the owner's folds
+  std::atomic<std::uint64_t> m_seen_epoch;
   std::exception_ptr m_exception;
 };
 
