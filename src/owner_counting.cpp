@@ -13,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "heist/detail/process_barrier.hpp"
 #include "heist/detail/wait_context.hpp"
 
 #if defined(__linux__)

@@ -47,13 +47,10 @@
 #include <coroutine>
 #include <cstdint>
 #include <exception>
-#include <mutex>
-#include <thread>
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/parker.hpp"
 #include "heist/detail/perturb.hpp"
-#include "heist/detail/process_barrier.hpp"
 #include "heist/detail/spin_lock.hpp"
 
 namespace heist::detail {
@@ -391,53 +388,12 @@ class wait_context {
     if (HEIST_LIKELY(m_claimed.load(std::memory_order_acquire))) return;
     claim_slow();
   }
-  HEIST_NOINLINE void claim_slow() noexcept {
-    const std::lock_guard<spin_lock> guard(m_claim_lock);
-    if (m_claimed.load(std::memory_order_relaxed)) return;
-    m_owner.store(nullptr, std::memory_order_relaxed);  // C1
-    HEIST_PERTURB_POINT(group_claiming);
-    // C2: every thread of the process executes a full barrier (see change_owned).
-    process_wide_barrier();
-    // C3. acquire: pairs with O4's release.
-    for (unsigned spins = 0; m_busy.load(std::memory_order_acquire); ++spins) {
-      if (spins > 64) std::this_thread::yield();  // the owner was preempted inside O1..O4
-    }
-    // C4. acq_rel: m_local's last value, which no owner changes any more.
-    fold(m_local.exchange(k_claimed, std::memory_order_acq_rel));
-    // release: pairs with claim()'s acquire.
-    m_claimed.store(true, std::memory_order_release);
-  }
-  void fold(std::int64_t local) noexcept {
-    if (local != 0 && local != k_claimed && count_change(local)) wake_waiter();
-  }
-
+  // The claim itself, once per group (src/wait_context.cpp has the steps C1-C4).
+  HEIST_NOINLINE void claim_slow() noexcept;
+  void fold(std::int64_t local) noexcept;
   // Before arming: the owner moves m_local into m_state itself (it sleeps or, for a join,
   // `give_up`s the group for good); any other thread claims the group.
-  void make_count_exact(bool give_up) noexcept {
-    const thread_context* const self = t_context;
-    if (self == nullptr || m_owner.load(std::memory_order_relaxed) != self) {
-      claim();
-      return;
-    }
-    if (give_up && m_local.load(std::memory_order_relaxed) == 0) {
-      // Nothing counted here (a coroutine's group: its members are counted in m_state), so
-      // there is nothing to fold: no lock. A concurrent claimer's exchange also reads 0 and
-      // folds nothing, so marking the group claimed now cannot hide a fold from a reader.
-      m_owner.store(nullptr, std::memory_order_relaxed);
-      m_claimed.store(true, std::memory_order_release);  // pairs with claim()'s acquire
-      return;
-    }
-    const std::lock_guard<spin_lock> guard(m_claim_lock);
-    if (m_owner.load(std::memory_order_relaxed) != self) return;  // a claim came first
-    if (give_up) {
-      // Only this thread writes m_local and reads m_owner as the owner: no barrier needed.
-      m_owner.store(nullptr, std::memory_order_relaxed);
-      fold(m_local.exchange(k_claimed, std::memory_order_acq_rel));
-      m_claimed.store(true, std::memory_order_release);  // pairs with claim()'s acquire
-    } else {
-      fold(m_local.exchange(0, std::memory_order_acq_rel));
-    }
-  }
+  void make_count_exact(bool give_up) noexcept;
 
   // The waiter is blocked (or its coroutine suspended) until this, so `this` is still alive
   // here; a suspended coroutine's resumer takes the place of the parker.
@@ -468,31 +424,8 @@ class wait_context {
     }
   }
 
-  HEIST_NOINLINE bool check_ancestors(std::uint64_t epoch) noexcept {
-    // Iterative (chains can be 100,000 deep). Stops at a cancelled ancestor (we are
-    // cancelled) or at one already checked in this epoch, or at the root (we are not).
-    bool cancelled = false;
-    for (wait_context* a = m_parent; a != nullptr; a = a->m_parent) {
-      if (a->m_cancel.load(std::memory_order_relaxed)) {
-        cancelled = true;
-        break;
-      }
-      // acquire: pairs with the release store below (see the constructor).
-      if (a->m_seen_epoch.load(std::memory_order_acquire) == epoch) break;
-    }
-    if (cancelled) {
-      m_cancel.store(true, std::memory_order_relaxed);
-      return true;
-    }
-    // Everything up to the stopping point is uncancelled as of `epoch`.
-    for (wait_context* a = this; a != nullptr; a = a->m_parent) {
-      if (a->m_seen_epoch.load(std::memory_order_relaxed) == epoch) break;
-      // release: publishes "uncancelled as of epoch" together with the epoch's acquire that
-      // made every earlier cancel flag visible to this thread.
-      a->m_seen_epoch.store(epoch, std::memory_order_release);
-    }
-    return false;
-  }
+  // After some cancel: walks the ancestors (src/wait_context.cpp).
+  HEIST_NOINLINE bool check_ancestors(std::uint64_t epoch) noexcept;
 
   // Not over-aligned here: a future's state (count 1) lives in 16-byte-aligned pool memory.
   // The groups that count many stolen tasks (the loops' child groups, a graph run) put their
