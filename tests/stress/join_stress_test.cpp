@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -182,6 +183,44 @@ TEST(JoinStress, ShortPathAndDestructorSkipCountEveryChildOnce) {
         ASSERT_EQ(ran[i].load(), 1) << workers << " workers, round " << round << ", child " << i;
       ASSERT_EQ(ran[3 * k_children].load(), static_cast<int>(round % 2));
     }
+  }
+}
+
+// wait() keeps an uncancelled group's check of its ancestors (reset() writes only after a
+// cancel). An ancestor's cancel lands at varying points of a nested group's first round:
+// before its tasks start, while they run (some run, some are skipped), or while the last one
+// holds the round open. The second round is spawned after the cancel in every case (the
+// holding task waits for it, or it was skipped after seeing it), so none of it may run.
+TEST(JoinStress, AnAncestorsCancelRacingANestedRoundReachesTheNextRound) {
+  watchdog dog("AnAncestorsCancelRacingANestedRoundReachesTheNextRound", 300s);
+  heist::executor ex(2);
+  const std::size_t rounds = scaled(1000);
+  constexpr int k_tasks = 8;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::atomic<int> first_ran{0}, second_ran{0};
+    std::latch cancelled(1);
+    heist::task_group outer(ex);
+    outer.run([&] {
+      heist::task_group inner;  // bound to `outer`
+      for (int i = 0; i < k_tasks; ++i) {
+        inner.run([&, i] {
+          first_ran.fetch_add(1);
+          if (i == 0) cancelled.wait();  // spawned first, popped last: holds the round open
+        });
+      }
+      inner.wait();
+      for (int i = 0; i < k_tasks; ++i)
+        inner.run([&] { second_ran.fetch_add(1); });
+      inner.wait();
+    });
+    for (std::size_t spin = 0; spin < (round % 16) * 50; ++spin)
+      std::this_thread::yield();
+    outer.cancel();
+    cancelled.count_down();
+    outer.wait();
+    ASSERT_LE(first_ran.load(), k_tasks) << "round " << round;
+    ASSERT_EQ(second_ran.load(), 0)
+        << "round " << round << " (first round ran " << first_ran.load() << ")";
   }
 }
 

@@ -118,17 +118,16 @@ void abandon_task(thread_context& c, task* t) noexcept;
 // undoes the task and rethrows.
 HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, wait_context* group,
                                            task* t, bool count_created) {
+  wait_context* counted_in = group;
   if (group != nullptr) {
     // The group's owner counts its own spawns without an atomic RMW (wait_context.hpp).
     if (group->try_add_owned(&c)) {
-      t->m_group = tag_group(group, true);
+      counted_in = tag_group(group, true);
     } else {
-      t->m_group = group;
       group->add(1);
     }
-  } else {
-    t->m_group = nullptr;
   }
+  t->m_group = counted_in;  // one store; published by the push below
   if (count_created) c.m_slot->m_counters.created.bump();
   bool was_empty;
   try {
