@@ -66,13 +66,7 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
     depth_guard depth(c);
     for (;;) {
       t = c.m_slot->m_deque.pop();
-      // An isolated waiter runs only tasks of its region.
-      if (t == nullptr || !task_filter{c.m_isolation}.accepts(t) || !try_run_own_child(c, w, t)) {
-        break;
-      }
-      // Polled completions progress while the waits of nested parallelism run tasks (the
-      // thread's executor is its arena's).
-      if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
+      if (t == nullptr || !run_popped_own_child(c, w, t)) break;
       if (w.done(&c)) return;
     }
   }
@@ -82,6 +76,14 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
 
 void help_until(arena& a, wait_context& w) {
   if (!w.done()) help_until_pending(a, w);
+}
+
+void help_after_pop(thread_context& c, wait_context& w, task* popped) {
+  if (popped == nullptr) {
+    help_own_slot(c, w);
+  } else {
+    help_loop(c, *c.m_arena, w, true, popped);
+  }
 }
 
 void help_until_pending(arena& a, wait_context& w) {

@@ -7,7 +7,9 @@
 //   thread_context.cpp  what heist knows about each OS thread
 //   stack_extension.cpp deep helping recursion moves to a fresh stack
 //   wake_placement.cpp  a woken worker off the CPU of the thread that woke it
-// Sleeping and waking is idle_state's (include/heist/detail/idle_state.hpp);
+// Running one task (and task_group::wait's inline first step) is run_task's
+// (include/heist/detail/run_task.hpp); sleeping and waking is idle_state's
+// (include/heist/detail/idle_state.hpp);
 // docs/design-protocols.md has the long version, docs/design.md the overview with diagrams.
 //
 // Glossary
@@ -34,6 +36,7 @@
 #include "heist/detail/arena.hpp"
 #include "heist/detail/executor_impl.hpp"
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/run_task.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/trace.hpp"
 #include "heist/detail/wait_context.hpp"
@@ -69,142 +72,11 @@ inline std::uint64_t next_random(std::uint64_t& state) noexcept {
   return state * 0x2545F4914F6CDD1DULL;
 }
 
-// Which tasks a thread may take: anything, or only those of its isolation region.
-struct task_filter {
-  std::uintptr_t isolation = 0;
-  bool restricted() const noexcept { return isolation != 0; }
-  // May see a stale or null pointer (chase_lev_deque::steal_if); reads only an atomic.
-  bool accepts(const task* t) const noexcept {
-    if (isolation == 0) return true;
-    return t != nullptr && t->m_isolation.load(std::memory_order_relaxed) == isolation;
-  }
-};
-
 struct found_task {
   task* t = nullptr;
   bool stolen = false;
   bool more = false;  // more work was visible where this one came from
 };
-
-// The counters a thread's statistics go to (slot_counters: flow by location, statistics by
-// thread): a worker's or spare's own slot, else the slot it occupies; null: the executor's.
-inline slot* stats_slot(const thread_context& c) noexcept {
-  return c.m_home != nullptr ? c.m_home : c.m_slot;
-}
-
-// --- running a task (inline: the hot path of every loop below) -------------------------------
-// Runs `t`'s body and records its span in the trace of the thread's slot, or the executor's
-// list for threads without one (executor_options::trace). Out of line: the untraced path
-// of run_task keeps no clock reading alive across the call.
-HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run,
-                                         bool stolen) noexcept {
-  trace_buffer* const trace = c.m_slot != nullptr ? c.m_slot->m_trace : nullptr;
-  const std::uint64_t start = trace_clock();
-  t->m_invoke(t, run);
-  if (trace != nullptr) {
-    trace->record(start, trace_clock(), stolen);
-  } else {
-    c.m_exec->record_external_span(start, trace_clock(), stolen);
-  }
-}
-
-// One task of `group` (null: none; `counted_by_owner`: its spawn was counted by the group's
-// owner, try_add_owned): its group context, isolation and trace span, its statistics, and its
-// group's count. `OnUntracedSlot`: the caller has checked that the thread holds a slot and
-// that the slot records no trace (try_run_own_child), so those branches go. Inline into both
-// callers, so that what a caller knows folds away and is not kept across the task's call.
-template <bool OnUntracedSlot = false>
-HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* group,
-                                     bool counted_by_owner, bool stolen) noexcept {
-  const bool run = group == nullptr || !group->is_cancelled();
-  slot* const s = c.m_slot;
-  const bool on_slot = OnUntracedSlot || s != nullptr;
-  // Counted when the body starts: a statistic, and `run` then need not be kept across the
-  // call on the slot's path.
-  if (on_slot && run) {
-    if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
-  }
-  wait_context* const saved_group = c.m_group;
-  const std::uintptr_t saved_isolation = c.m_isolation;
-  c.m_group = group;
-  c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
-  ++c.m_task_depth;
-  if (!OnUntracedSlot &&
-      HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
-    invoke_traced(c, t, run, stolen);
-  } else {
-    t->m_invoke(t, run);
-  }
-  --c.m_task_depth;
-  c.m_isolation = saved_isolation;
-  c.m_group = saved_group;
-  if (HEIST_UNLIKELY(stolen)) {
-    c.m_pool.deallocate_foreign(t);  // another thread's block (task_pool.hpp)
-  } else {
-    c.m_pool.deallocate(t);
-  }
-  if (on_slot) {
-    // release: see owner_counter::bump_release and executor_impl::in_flight.
-    s->m_counters.finished.bump_release();
-  } else {
-    c.m_exec->count_external_finished(c, run);
-  }
-  if (group != nullptr) group->finish_task(&c, counted_by_owner);
-}
-
-inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
-  run_task_of(c, t, group_of(t), owner_counted(t), stolen);
-}
-
-// The continuation the running task handed over as its last act (spawn.hpp, try_bypass), or
-// null; taken.
-HEIST_ALWAYS_INLINE task* take_bypass(thread_context& c) noexcept {
-  task* const t = c.m_bypass;
-  if (HEIST_UNLIKELY(t != nullptr)) c.m_bypass = nullptr;
-  return t;
-}
-
-// Runs `t`, then the continuation it handed over, if any, and so on.
-inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
-  for (;;) {
-    run_task(c, t, stolen);
-    t = take_bypass(c);
-    if (HEIST_LIKELY(t == nullptr)) return;
-    stolen = false;
-  }
-}
-
-// Runs `t` of arena `a` on the calling thread. A thread without a slot in `a` (an external
-// helper of a non-strict arena) runs it as a guest: spawns inside go to `a`'s injection
-// queue.
-inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexcept {
-  if (c.m_arena == &a) {
-    execute_task(c, t, stolen);
-    return;
-  }
-  const scheduling_state saved = c;
-  c.m_exec = &a.exec();
-  c.m_arena = &a;
-  c.m_slot = nullptr;
-  c.m_task_depth = 0;
-  execute_task(c, t, stolen);
-  static_cast<scheduling_state&>(c) = saved;
-}
-
-// The helping wait's common case: it popped `t` from its own slot's deque (not stolen), `t` is
-// a child of the group `w` it waits for that it counted itself (owner-counted), the stack has
-// room and the slot records no trace. Then `t` runs through run_task_of with those facts as
-// constants (no branch on stolen, null group, null slot or the external counters). Returns
-// false, having done nothing, when any of them does not hold.
-HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, task* t) noexcept {
-  if (t->m_group != tag_group(&w, true) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
-      HEIST_UNLIKELY(stack_is_low(c))) {
-    return false;
-  }
-  run_task_of<true>(c, t, &w, true, false);
-  if (task* const next = take_bypass(c)) execute_task(c, next, false);
-  return true;
-}
 
 struct nested_run {
   arena* a;
@@ -250,10 +122,6 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
 // Parks a waiter that may not take the arena's work until `w` finishes, at most 1 ms.
 // Returns false if `w` finished.
 bool park_restricted(thread_context& c, wait_context& w);
-
-// Polled completions (poller.hpp) at a task boundary of a busy thread, at most every
-// k_busy_poll_interval_ns (worker_loop.cpp). Callers check exec.poll_pending() first.
-HEIST_NOINLINE void poll_between_tasks(thread_context& c) noexcept;
 
 // L1-L2: the caller stops searching `a` as a thread of kind `k` (search.cpp).
 void leave_search(arena& a, idle_kind k) noexcept;

@@ -11,6 +11,7 @@
 
 #include "heist/detail/arena_lease.hpp"
 #include "heist/detail/join_awaiter.hpp"
+#include "heist/detail/run_task.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/wait_context.hpp"
 #include "heist/executor.hpp"
@@ -81,9 +82,11 @@ class task_group {
   }
 
   // Runs tasks until every task of the group has finished, then rethrows the first
-  // exception a task threw, if any. The group is reusable afterwards.
-  void wait() {
-    if (!m_context.done()) detail::help_until_pending(*m_arena, m_context);
+  // exception a task threw, if any. The group is reusable afterwards. Inline in the caller:
+  // the common join (its child on top of the caller's deque) runs in the caller's frame
+  // (run_task.hpp, wait_for_group).
+  HEIST_ALWAYS_INLINE void wait() {
+    detail::wait_for_group(*m_arena, m_context);
     // relaxed: each run() before this wait counted a task that has finished now, so its
     // store happened-before this one (the task's finishing RMW, then done()'s acquire) and
     // comes before it in the flag's order.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <latch>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "heist/detail/thread_context.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 
@@ -384,6 +386,32 @@ TEST(TaskGroup, TasksRunTasksIntoTheirOwnGroup) {
   g.run([&] { tree(10); });
   g.wait();
   EXPECT_EQ(count.load(), 2047);
+}
+
+// Each wait that runs its child on the waiting thread counts one level of nesting (the
+// headroom check's depth, stack_headroom.hpp), also in task_group::wait's inline first step
+// (run_task.hpp): one worker pops every child back, so a chain of run/wait levels sees its
+// whole depth at the bottom. Without the count, deep chains under TSan (256 levels) and on
+// stacks of unknown bounds would not move to a stack extension.
+TEST(TaskGroup, EachWaitRunningItsChildCountsOneLevelOfNesting) {
+  heist::executor ex(1);
+  constexpr std::uint32_t levels = 50;
+  std::uint32_t at_start = 0;
+  std::uint32_t at_bottom = 0;
+  std::function<void(std::uint32_t)> rec = [&](std::uint32_t depth) {
+    if (depth == levels) {
+      at_bottom = heist::detail::t_context->m_help_depth;
+      return;
+    }
+    heist::task_group g;
+    g.run([&, depth] { rec(depth + 1); });
+    g.wait();
+  };
+  ex.submit([&] {
+      at_start = heist::detail::t_context->m_help_depth;
+      rec(0);
+    }).get();
+  EXPECT_EQ(at_bottom - at_start, levels);
 }
 
 // The 8 MiB tests: 100,000 levels of run/wait, one child per level.
