@@ -390,9 +390,9 @@ TEST(TaskGroup, TasksRunTasksIntoTheirOwnGroup) {
 
 // Each wait that runs its child on the waiting thread counts one level of nesting (the
 // headroom check's depth, stack_headroom.hpp), also in task_group::wait's inline first step
-// (run_task.hpp): one worker pops every child back, so a chain of run/wait levels sees its
-// whole depth at the bottom. Without the count, deep chains under TSan (256 levels) and on
-// stacks of unknown bounds would not move to a stack extension.
+// (run_task.hpp): one worker and no helper pop every child back, so a chain of run/wait
+// levels sees its whole depth at the bottom. Without the count, deep chains under TSan (256
+// levels) and on stacks of unknown bounds would not move to a stack extension.
 TEST(TaskGroup, EachWaitRunningItsChildCountsOneLevelOfNesting) {
   heist::executor ex(1);
   constexpr std::uint32_t levels = 50;
@@ -407,10 +407,15 @@ TEST(TaskGroup, EachWaitRunningItsChildCountsOneLevelOfNesting) {
     g.run([&, depth] { rec(depth + 1); });
     g.wait();
   };
-  ex.submit([&] {
-      at_start = heist::detail::t_context->m_help_depth;
-      rec(0);
-    }).get();
+  // The main thread blocks on a latch and does not help: nobody can steal a level, so the
+  // whole chain runs on the one worker.
+  std::latch done(1);
+  ex.post([&] {
+    at_start = heist::detail::t_context->m_help_depth;
+    rec(0);
+    done.count_down();
+  });
+  done.wait();
   EXPECT_EQ(at_bottom - at_start, levels);
 }
 
