@@ -85,4 +85,14 @@ bool wait_context::check_ancestors(std::uint64_t epoch) noexcept {
   return false;
 }
 
+void wait_context::wake_waiter() noexcept {
+  // relaxed, both: the caller's RMW that took the count to zero (count_change, acq_rel) read
+  // the armed bit set by the waiter's release CAS, after its store of m_waiter / m_resumer.
+  if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
+    r->fire();
+  } else {
+    m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
+  }
+}
+
 }  // namespace heist::detail

@@ -141,6 +141,11 @@ inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexce
   static_cast<scheduling_state&>(c) = saved;
 }
 
+// Runs the continuation a task handed over as its last act, and any it hands over in turn
+// (execute_task). Out of line (src/helping_wait.cpp): rare after a fork-join child, and the
+// inline wait (wait_for_group) then does not carry a second, general copy of run_task.
+HEIST_NOINLINE void execute_handed_over(thread_context& c, task* t) noexcept;
+
 // The helping wait's common case: it popped `t` from its own slot's deque (not stolen), `t` is
 // a child of the group `w` it waits for that it counted itself (owner-counted), the stack has
 // room and the slot records no trace. Then `t` runs through run_task_of with those facts as
@@ -152,7 +157,7 @@ HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, t
     return false;
   }
   run_task_of<true>(c, t, &w, true, false);
-  if (task* const next = take_bypass(c)) execute_task(c, next, false);
+  if (task* const next = take_bypass(c)) execute_handed_over(c, next);
   return true;
 }
 

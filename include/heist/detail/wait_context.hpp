@@ -396,14 +396,10 @@ class wait_context {
   void make_count_exact(bool give_up) noexcept;
 
   // The waiter is blocked (or its coroutine suspended) until this, so `this` is still alive
-  // here; a suspended coroutine's resumer takes the place of the parker.
-  void wake_waiter() noexcept {
-    if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
-      r->fire();
-    } else {
-      m_waiter.load(std::memory_order_relaxed)->signal(parker::k_group);
-    }
-  }
+  // here; a suspended coroutine's resumer takes the place of the parker. Out of line
+  // (src/wait_context.cpp): only a task that ends a group somebody sleeps on calls it, and
+  // every finish (inline in every wait) would otherwise carry the futex wake-up.
+  HEIST_NOINLINE void wake_waiter() noexcept;
 
   // Arming: `store` publishes who waits; then the sleeping bit is set while the count is
   // above zero. done: nothing to wait for; busy: another waiter is armed.
