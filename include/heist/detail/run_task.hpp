@@ -30,6 +30,8 @@ struct task_filter {
   std::uintptr_t isolation = 0;
   bool restricted() const noexcept { return isolation != 0; }
   // May see a stale or null pointer (chase_lev_deque::steal_if); reads only an atomic.
+  // relaxed: the field is written before the push (or injection) that publishes the task,
+  // and a speculative read only decides whether to try the CAS that takes it.
   bool accepts(const task* t) const noexcept {
     if (isolation == 0) return true;
     return t != nullptr && t->m_isolation.load(std::memory_order_relaxed) == isolation;
@@ -77,6 +79,8 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
   wait_context* const saved_group = c.m_group;
   const std::uintptr_t saved_isolation = c.m_isolation;
   c.m_group = group;
+  // relaxed: this thread owns `t` now (popped, stolen by CAS or dequeued), which
+  // synchronized with the push that published the field.
   c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
   ++c.m_task_depth;
   if (!OnUntracedSlot &&
