@@ -74,10 +74,6 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
 }
 }  // namespace
 
-void execute_handed_over(thread_context& c, task* t) noexcept {
-  execute_task(c, t, false);
-}
-
 void help_until(arena& a, wait_context& w) {
   if (!w.done()) help_until_pending(a, w);
 }

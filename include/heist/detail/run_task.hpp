@@ -12,6 +12,7 @@
 // call into the library and no second frame: issue 13's thirteenth round (BENCHMARKS.md).
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 
 #include "heist/detail/arena.hpp"
@@ -145,23 +146,21 @@ inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexce
   static_cast<scheduling_state&>(c) = saved;
 }
 
-// Runs the continuation a task handed over as its last act, and any it hands over in turn
-// (execute_task). Out of line (src/helping_wait.cpp): rare after a fork-join child, and the
-// inline wait (wait_for_group) then does not carry a second, general copy of run_task.
-HEIST_NOINLINE void execute_handed_over(thread_context& c, task* t) noexcept;
-
 // The helping wait's common case: it popped `t` from its own slot's deque (not stolen), `t` is
 // a child of the group `w` it waits for that it counted itself (owner-counted), the stack has
 // room and the slot records no trace. Then `t` runs through run_task_of with those facts as
 // constants (no branch on stolen, null group, null slot or the external counters). Returns
-// false, having done nothing, when any of them does not hold.
+// false, having done nothing, when any of them does not hold. Such a task is a group_job (a
+// task_group's or a loop's), which never hands over a continuation: only a submit() task's
+// last act does (spawn.hpp, task_end_scope), and those belong to no group. So nothing is
+// left in the bypass here (asserted; execute_task takes it everywhere else).
 HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, task* t) noexcept {
   if (t->m_group != tag_group(&w, true) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
       HEIST_UNLIKELY(stack_is_low(c))) {
     return false;
   }
   run_task_of<true>(c, t, &w, true, false);
-  if (task* const next = take_bypass(c)) execute_handed_over(c, next);
+  assert(c.m_bypass == nullptr && "a group's task handed over a continuation");
   return true;
 }
 
