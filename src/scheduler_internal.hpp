@@ -1,7 +1,8 @@
 // scheduler_internal: what the scheduler's files share (private to the library). The
 // scheduler is split by concern, each file opening with its part of this glossary:
 //   worker_loop.cpp     the loops of the executor's own threads (workers, blocking() stand-ins)
-//   search.cpp          finding a task: the own deque, the injection queue, stealing; parking
+//   search.cpp          finding a task: the own deque, the injection queue, stealing
+//   park.cpp            parking a searcher that found nothing (S1-S4), retiring on idle_timeout
 //   helping_wait.cpp    task_group::wait and future::get run tasks while they wait
 //   arena_visit.cpp     spawning into arenas from outside, leases, visits to task arenas
 //   thread_context.cpp  what heist knows about each OS thread
@@ -119,6 +120,22 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
 // Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
 // stops (w == null). Spins, then yields, then parks.
 found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f);
+// Work that the calling thread could take in `a`, for the re-check before sleeping (S3).
+bool work_visible(thread_context& c, arena& a) noexcept;
+// Is this thread a top-level searcher of its executor's default arena (a worker or spare
+// between tasks)? Only those visit task arenas, and they also re-check them before sleeping.
+bool visits_arenas(const thread_context& c, arena& a, wait_context* w) noexcept;
+// The idle kind a registered searcher of `a` counts as (idle_state.hpp).
+idle_kind kind_of(const thread_context& c, arena& a, wait_context* w) noexcept;
+// The end condition of a search: `w` done, or (no w) the executor stopping.
+bool search_over(executor_impl& exec, wait_context* w) noexcept;
+
+// --- parking (park.cpp) ------------------------------------------------------------------------
+// Parks a registered searcher of arena `a` (S1-S4). On return the thread counts as a
+// searcher (search_again) or is done searching (wait_over: `w` finished; retired: its count
+// went to its retired-worker placeholder).
+enum class park_outcome { search_again, wait_over, retired };
+park_outcome park_registered(thread_context& c, arena& a, wait_context* w);
 // Parks a waiter that may not take the arena's work until `w` finishes, at most 1 ms.
 // Returns false if `w` finished.
 bool park_restricted(thread_context& c, wait_context& w);
