@@ -12,19 +12,19 @@ namespace heist::detail::perturb {
 
 namespace {
 constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_names = {
-    "spawn_pushed",         "inject_pushed",         "admit_counted",
-    "sleep_listed",         "sleep_before_park",     "wake_unlinked",
-    "search_leaving",       "group_finish_counted",  "group_waiter_woken",
-    "group_arming",         "isolate_rejected",      "inject_rejected",
-    "lease_draining",       "lease_returned",        "visitor_attracting",
-    "visit_entering",       "blocking_changed",      "quiescence_check",
-    "graph_request_queued", "graph_node_done",       "graph_run_completing",
-    "pipeline_parked",      "pipeline_token_freed",  "pipeline_input_suspended",
-    "future_completing",    "worker_retiring",       "worker_restarting",
-    "poll_registered",      "owner_count_confirmed", "group_claiming",
-    "member_inlined",       "pop_reserved",          "pop_mode_switching",
-    "pop_mode_trying",      "steal_counted",         "waker_yielding",
-    "wakee_stepping_off",   "pop_mode_acknowledging"};
+    "spawn_pushed",         "inject_pushed",          "admit_counted",
+    "sleep_listed",         "sleep_before_park",      "wake_unlinked",
+    "search_leaving",       "group_finish_counted",   "group_waiter_woken",
+    "group_arming",         "isolate_rejected",       "inject_rejected",
+    "lease_draining",       "lease_returned",         "visitor_attracting",
+    "visit_entering",       "blocking_changed",       "quiescence_check",
+    "graph_request_queued", "graph_node_done",        "graph_run_completing",
+    "pipeline_parked",      "pipeline_token_freed",   "pipeline_input_suspended",
+    "future_completing",    "worker_retiring",        "worker_restarting",
+    "poll_registered",      "owner_count_confirmed",  "group_claiming",
+    "member_inlined",       "pop_reserved",           "pop_mode_switching",
+    "pop_mode_trying",      "steal_counted",          "waker_yielding",
+    "wakee_stepping_off",   "pop_mode_acknowledging", "search_registering"};
 static_assert(k_names.back() != nullptr, "a perturbation point without a name");
 }  // namespace
 

@@ -10,6 +10,13 @@
 // A thief that took a task and sees more work behind it, while it was the last
 //      searcher and somebody sleeps, wakes one more thread: work spreads one wake-up at a
 //      time without waking threads for a trickle of single tasks.
+// The first look: a thread out of local work makes its first round before it counts as a
+//      searcher (begin_search). Most searches of a busy pool end in that round (a waiter
+//      whose child was stolen, a thief between stolen tasks), and then the search writes
+//      nothing shared: the idle word, which every spawn reads, stays in the spawners'
+//      caches. Until it counts, the thread is to publishers what a busy thread is: it
+//      suppresses no wake-up and owes no last look (L2). On 16 cores this took fib(30) from
+//      4.2-4.8 to 3.9-4.2 ms (BENCHMARKS.md, issue 13's fourteenth round).
 //
 // Parking (S1-S4 of idle_state.hpp's protocol) is in park.cpp.
 #include <chrono>
@@ -246,18 +253,34 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   // (workers, stand-ins, and threads helping in a wait there).
   const bool polls = registered && &a == &exec.default_arena();
   const idle_kind kind = kind_of(c, a, w);
-  // A restarted worker's wake-up counted it already (worker_threads.cpp, R3).
-  if (registered && !std::exchange(c.m_search_counted, false)) idle.begin_search(kind);
-  // Every exit below stops searching: a registered searcher goes through leave_search.
-  auto leave = [&] {
-    if (registered) leave_search(a, kind);
-  };
   if (w == nullptr) exec.note_idle();
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
   // Where this thread searches from now (topology.hpp; workers are not pinned).
   if (self != nullptr && HEIST_UNLIKELY(multi_domain())) {
     self->m_domain.store(current_domain(), std::memory_order_relaxed);
   }
+  // Finding work while searching grows the slot's spin budget (parking halves it).
+  const auto found_work = [self] {
+    if (self != nullptr && self->m_idle_rounds < k_max_idle_rounds) ++self->m_idle_rounds;
+  };
+  // The first look: one round before counting as a searcher (see the file comment). Not
+  // for a thread a waker or a restart already counted, nor where high-priority task arenas
+  // come first (the loop serves them before this arena's work).
+  if (registered && !c.m_search_counted &&
+      !(visitor && HEIST_UNLIKELY(exec.wants_above(arena::k_normal)))) {
+    bool contention = false;
+    if (found_task found = search_once(c, a, f, contention); found.t != nullptr) {
+      found_work();
+      return found;  // never counted: no L1, no L2 owed
+    }
+    HEIST_PERTURB_POINT(search_registering);
+  }
+  // A restarted worker's wake-up counted it already (worker_threads.cpp, R3).
+  if (registered && !std::exchange(c.m_search_counted, false)) idle.begin_search(kind);
+  // Every exit below stops searching: a registered searcher goes through leave_search.
+  auto leave = [&] {
+    if (registered) leave_search(a, kind);
+  };
   std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
   std::int64_t linger_until = 0;
   for (std::uint32_t round = 0;; ++round) {
@@ -270,7 +293,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     bool contention = false;
     found_task found = search_once(c, a, f, contention);
     if (found.t != nullptr) {
-      if (self != nullptr && self->m_idle_rounds < k_max_idle_rounds) ++self->m_idle_rounds;
+      found_work();
       leave();
       return found;
     }

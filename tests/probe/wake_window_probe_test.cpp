@@ -1,7 +1,8 @@
 // Window probes for wake placement (include/heist/detail/wake_placement.hpp): a waker held
 // right after its signal (where it yields its CPU), and a woken worker held right before it
-// steps off its waker's CPU. Each hook holds its window open (200 or 500 ms), as an OS that
-// deschedules the thread there would. They need the perturbation build (preset perturb) and
+// steps off its waker's CPU; and for the first look (src/search.cpp): a worker held after an
+// unregistered search round found nothing. Each hook holds its window open (200 or 500 ms), as an
+// OS that deschedules the thread there would. They need the perturbation build (preset perturb) and
 // are skipped elsewhere; they also skip where the process may use only one CPU (no spreading).
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -147,6 +148,43 @@ TEST(WakeWindowProbe, AWokenWorkerHeldBeforeSteppingOffStillCountsAsASearcher) {
   }
   EXPECT_EQ(x_thread, st.holder) << "a second worker was woken for work the held one takes";
   EXPECT_TRUE(mask_kept.load()) << "a one-CPU mask the user set was changed";
+  perturb::clear_hooks();
+#endif
+}
+
+// A worker out of work makes its first search round before it counts as a searcher (the
+// first look, src/search.cpp). Held right after that round found nothing, it is to publishers
+// what a busy thread is: a task posted meanwhile wakes the sleeping worker, which runs it
+// while the held one is still held.
+TEST(WakeWindowProbe, AWorkerOnItsFirstLookSuppressesNoWakeUp) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("AWorkerOnItsFirstLookSuppressesNoWakeUp", 60s);
+  hold_once st;
+  st.hold = 500ms;  // long enough for the steps below even under TSan on a busy machine
+  st.install(perturb::point::search_registering);
+  heist::executor ex(2);
+  std::this_thread::sleep_for(20ms);  // both workers park
+  std::atomic<bool> t_ran{false}, x_ran{false}, x_ran_while_held{false};
+  std::thread::id t_thread, x_thread;
+  st.armed = true;  // the worker woken for t searches after it: hold its first look
+  ex.post([&] {
+    t_thread = std::this_thread::get_id();
+    t_ran = true;
+  });
+  ASSERT_TRUE(eventually([&] { return st.holding.load(); }, 5s))
+      << "the worker that ran t never made a first look";
+  ASSERT_TRUE(t_ran.load());
+  ex.post([&] {
+    x_thread = std::this_thread::get_id();
+    x_ran_while_held = st.holding.load();
+    x_ran = true;
+  });
+  ASSERT_TRUE(eventually([&] { return x_ran.load(); }, 5s)) << "the task posted was lost";
+  EXPECT_EQ(st.holder, t_thread);
+  EXPECT_NE(x_thread, st.holder);
+  EXPECT_TRUE(x_ran_while_held.load())
+      << "a worker on its first look counted as a searcher: the sleeper was not woken";
   perturb::clear_hooks();
 #endif
 }

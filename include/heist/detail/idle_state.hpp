@@ -36,6 +36,9 @@
 //      (S1 undone) and search                     arena's work)
 //   S4 park until the k_work signal           P4 if nobody of those kinds searches and one
 //                                                sleeps: wake one of them
+//   A thread out of local work counts as a searcher (begin_search) only after its first
+//   round found nothing (the first look, search.cpp): until then it is, to publishers, a
+//   busy thread; it suppresses no wake-up and owes no L2.
 //   Leaver (L): a searcher that stops searching for any reason (found a task, its wait is
 //   over, it retires, it goes visiting)
 //   L1 decrement its searching count (RMW)

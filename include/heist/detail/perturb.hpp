@@ -62,6 +62,7 @@ enum class point : std::uint32_t {
   waker_yielding,            // a waker that runs on signalled a sleeper; not yielded yet
   wakee_stepping_off,        // a woken thread found itself on its waker's CPU; mask unchanged
   pop_mode_acknowledging,    // a deque's owner fenced a pop that read switching; no store yet
+  search_registering,        // a first look found nothing; not counted as a searcher yet
   count
 };
 
