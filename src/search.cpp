@@ -9,7 +9,8 @@
 //      adapts per slot (parking halves it, finding work while spinning grows it).
 // A thief that took a task and sees more work behind it, while it was the last
 //      searcher and somebody sleeps, wakes one more thread: work spreads one wake-up at a
-//      time without waking threads for a trickle of single tasks.
+//      time without waking threads for a trickle of single tasks. (That is L2, so only a
+//      counted searcher does it: a woken thread, or one whose first look found nothing.)
 // The first look: a thread out of local work makes its first round before it counts as a
 //      searcher (begin_search). Most searches of a busy pool end in that round (a waiter
 //      whose child was stolen, a thief between stolen tasks), and then the search writes
