@@ -94,7 +94,6 @@ class chase_lev_deque {
     std::int64_t m_capacity;
     std::int64_t m_mask;
     ring* m_retired_next;  // owner-private list of retired rings
-    std::atomic<T>* m_slots;
 
     static ring* create(std::int64_t capacity) {
       // One allocation for header and slots; slots are value-initialized (nullptr), so a
@@ -109,17 +108,21 @@ class chase_lev_deque {
       void* mem = std::aligned_alloc(k_cache_line,
                                      (bytes + k_cache_line - 1) / k_cache_line * k_cache_line);
       if (mem == nullptr) throw std::bad_alloc();
-      ring* r = ::new (mem) ring{capacity, capacity - 1, nullptr, nullptr};
-      r->m_slots = reinterpret_cast<std::atomic<T>*>(static_cast<char*>(mem) + sizeof(ring));
+      ring* r = ::new (mem) ring{capacity, capacity - 1, nullptr};
       for (std::int64_t i = 0; i < capacity; ++i)
-        ::new (&r->m_slots[i]) std::atomic<T>(nullptr);
+        ::new (&r->slots()[i]) std::atomic<T>(nullptr);
       return r;
     }
     static void destroy(ring* r) noexcept {
       r->~ring();
       std::free(r);
     }
-    std::atomic<T>& at(std::int64_t i) noexcept { return m_slots[i & m_mask]; }
+    // The slots follow the header in the same allocation: addressed from the ring pointer,
+    // with no pointer to load first.
+    std::atomic<T>* slots() noexcept {
+      return std::launder(reinterpret_cast<std::atomic<T>*>(this + 1));
+    }
+    std::atomic<T>& at(std::int64_t i) noexcept { return slots()[i & m_mask]; }
   };
 
  public:
@@ -127,7 +130,9 @@ class chase_lev_deque {
     std::int64_t cap = 2;
     while (cap < initial_capacity)
       cap <<= 1;
-    m_ring.store(ring::create(cap), std::memory_order_relaxed);
+    ring* const r = ring::create(cap);
+    m_ring.store(r, std::memory_order_relaxed);
+    cache_ring(r);
   }
   chase_lev_deque(const chase_lev_deque&) = delete;
   chase_lev_deque& operator=(const chase_lev_deque&) = delete;
@@ -148,12 +153,12 @@ class chase_lev_deque {
     // P2: acquire pairs with a thief's successful CAS on top (S6), so the thief's read of
     // slot t happens-before the owner overwrites that slot after wrap-around.
     const std::int64_t t = m_top.load(std::memory_order_acquire);
-    // P3: only the owner writes m_ring.
-    ring* const r = m_ring.load(std::memory_order_relaxed);
+    // P3: only the owner writes m_ring; it reads its own copy of the ring's slots and mask
+    // (cache_ring), one load fewer on the way to the slot than through m_ring.
     // P4: full: grow first (out of line, so that nothing of the common path lives across a
     // call there).
-    if (HEIST_UNLIKELY(b - t > r->m_capacity - 1)) return push_growing(value);
-    return publish(r, b, t, value);
+    if (HEIST_UNLIKELY(b - t > m_owner_mask)) return push_growing(value);
+    return publish(m_owner_slots, m_owner_mask, b, t, value);
   }
 
   // Before the deque is shared (no thread but the creator uses it yet): let its pops run
@@ -184,7 +189,9 @@ class chase_lev_deque {
     if (HEIST_UNLIKELY(m_retry_countdown != 0) && --m_retry_countdown == 0) try_fence_free();
     // T1, T2: owner-private reads.
     const std::int64_t b = m_bottom.load(std::memory_order_relaxed) - 1;
-    ring* r = m_ring.load(std::memory_order_relaxed);
+    // T2 reads the owner's copy of the ring (cache_ring).
+    std::atomic<T>* const slots = m_owner_slots;
+    const std::int64_t mask = m_owner_mask;
     // T3: reserve slot b before looking at top.
     m_bottom.store(b, std::memory_order_relaxed);
     HEIST_PERTURB_POINT(pop_reserved);
@@ -218,7 +225,7 @@ class chase_lev_deque {
       return nullptr;
     }
     // T6: the slot is ours unless this is the last element.
-    T value = r->at(b).load(std::memory_order_relaxed);
+    T value = slots[b & mask].load(std::memory_order_relaxed);
     if (t == b) {
       // T7: the last element: race the thieves for it with a strong CAS on top (a spurious
       // failure would report empty while a task is queued). seq_cst so it takes part in the
@@ -280,7 +287,7 @@ class chase_lev_deque {
   // test that rings of different deques never share a cache line (ring::create).
   std::pair<const void*, const void*> ring_storage() const noexcept {
     const ring* r = m_ring.load(std::memory_order_relaxed);
-    return {r, reinterpret_cast<const char*>(r->m_slots + r->m_capacity)};
+    return {r, reinterpret_cast<const char*>(const_cast<ring*>(r)->slots() + r->m_capacity)};
   }
 
  private:
@@ -406,10 +413,18 @@ class chase_lev_deque {
     m_retry_countdown = m_retry_backoff;
   }
 
-  // P5-P7 of push: the value into slot b of `r`, then bottom past it.
-  HEIST_ALWAYS_INLINE bool publish(ring* r, std::int64_t b, std::int64_t t, T value) noexcept {
+  // The owner's copy of the current ring's slots and mask (P3, T2), set whenever m_ring is.
+  void cache_ring(ring* r) noexcept {
+    m_owner_slots = r->slots();
+    m_owner_mask = r->m_mask;
+  }
+
+  // P5-P7 of push: the value into slot b of the ring whose slots and mask are given, then
+  // bottom past it.
+  HEIST_ALWAYS_INLINE bool publish(std::atomic<T>* slots, std::int64_t mask, std::int64_t b,
+                                   std::int64_t t, T value) noexcept {
     // P5: relaxed store to an atomic slot; published by the release store of bottom below.
-    r->at(b).store(value, std::memory_order_relaxed);
+    slots[b & mask].store(value, std::memory_order_relaxed);
     // P6+P7: a release store instead of "release fence + relaxed store": same
     // synchronization with a thief's acquire load of bottom (S3), and TSan models it.
     if (b == t) {
@@ -432,7 +447,7 @@ class chase_lev_deque {
     ring* r = m_ring.load(std::memory_order_relaxed);
     // Storing into the old ring would lose the value.
     if (b - t > r->m_capacity - 1) r = grow(r, t, b);
-    return publish(r, b, t, value);
+    return publish(r->slots(), r->m_mask, b, t, value);
   }
 
   HEIST_NOINLINE ring* grow(ring* old, std::int64_t t, std::int64_t b) {
@@ -445,6 +460,7 @@ class chase_lev_deque {
     // R3: release pairs with the thief's acquire load of the ring (S4): a thief that sees
     // the new ring sees the copied slots ([CDS] bug: relaxed here lets it read zeros).
     m_ring.store(bigger, std::memory_order_release);
+    cache_ring(bigger);
     // R4: never free the old ring while a thief may sit between S4 and S5: retire it.
     old->m_retired_next = m_retired;
     m_retired = old;
@@ -457,17 +473,19 @@ class chase_lev_deque {
   // The owner's line: thieves read bottom, ring and mode; everything else is owner-private.
   alignas(k_cache_line) std::atomic<std::int64_t> m_bottom{0};
   std::atomic<ring*> m_ring{nullptr};
-  ring* m_retired = nullptr;  // owner-private
+  std::atomic<T>* m_owner_slots = nullptr;  // owner-private: m_ring's slots (cache_ring)
+  std::int64_t m_owner_mask = 0;            // owner-private: m_ring's mask
   std::atomic<std::uint8_t> m_mode{k_fenced};
   std::uint32_t m_fence_free_base = 0;    // 0: always fenced; set before sharing, then const
   std::uint32_t m_max_retry_backoff = 0;  // set with m_fence_free_base
   std::uint32_t m_ack_spins = 0;          // set with m_fence_free_base
   std::uint32_t m_retry_backoff = 0;      // owner-private: fenced pops before the next try
   std::uint32_t m_retry_countdown = 0;    // owner-private: 0 when not counting down
-  std::uint64_t m_fence_free_pops = 0;    // owner-private: pops of the current spell
+  std::uint32_t m_fence_free_pops = 0;    // owner-private: pops of the current spell
   // Thieves inside steal_if of a fence-free-capable deque; its own line, since every steal
   // attempt writes it and the owner reads it only when it tries fence_free.
   alignas(k_cache_line) std::atomic<std::uint32_t> m_thieves{0};
+  ring* m_retired = nullptr;  // owner-private; touched only when the ring grows
 };
 
 }  // namespace heist::detail
