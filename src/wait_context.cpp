@@ -59,7 +59,10 @@ void wait_context::make_count_exact(bool give_up) noexcept {
   }
 }
 
-bool wait_context::check_ancestors(std::uint64_t epoch) noexcept {
+bool wait_context::check_cancelled(std::uint64_t epoch) noexcept {
+  // relaxed, read after the caller's acquire of `epoch`: a cancel() whose bump that load saw
+  // set this flag before it (release/acquire), so a validation below cannot hide it.
+  if (m_cancel.load(std::memory_order_relaxed)) return true;
   // Iterative (chains can be 100,000 deep). Stops at a cancelled ancestor (we are
   // cancelled) or at one already checked in this epoch, or at the root (we are not).
   bool cancelled = false;
@@ -75,7 +78,8 @@ bool wait_context::check_ancestors(std::uint64_t epoch) noexcept {
     m_cancel.store(true, std::memory_order_relaxed);
     return true;
   }
-  // Everything up to the stopping point is uncancelled as of `epoch`.
+  // Everything up to the stopping point, this context included (its flag read above), is
+  // uncancelled as of `epoch`.
   for (wait_context* a = this; a != nullptr; a = a->m_parent) {
     if (a->m_seen_epoch.load(std::memory_order_relaxed) == epoch) break;
     // release: publishes "uncancelled as of epoch" together with the epoch's acquire that

@@ -419,6 +419,68 @@ TEST(TaskGroup, EachWaitRunningItsChildCountsOneLevelOfNesting) {
   EXPECT_EQ(at_bottom - at_start, levels);
 }
 
+// The wait's short path (run_task.hpp, try_run_own_child) leaves the thread's isolation region
+// as it is: only for a child of the waiter's own region. A child spawned inside isolate() and
+// joined outside it still runs in its region, and the waiter's region is back after it.
+TEST(TaskGroup, AChildSpawnedInsideIsolateAndJoinedOutsideRunsInItsRegion) {
+  heist::executor ex(1);
+  std::uintptr_t before = 1, region = 0, seen = 0, after = 1;
+  std::thread::id waiter, runner;
+  // The main thread blocks on a latch and does not help: the one worker runs everything.
+  std::latch done(1);
+  ex.post([&] {
+    before = heist::detail::t_context->m_isolation;
+    heist::task_group g;
+    heist::isolate([&] {
+      region = heist::detail::t_context->m_isolation;
+      g.run([&] {
+        seen = heist::detail::t_context->m_isolation;
+        runner = std::this_thread::get_id();
+      });
+    });
+    g.wait();  // outside the region: it pops the child and runs it itself
+    after = heist::detail::t_context->m_isolation;
+    waiter = std::this_thread::get_id();
+    done.count_down();
+  });
+  done.wait();
+  EXPECT_EQ(runner, waiter);
+  EXPECT_NE(region, 0u);
+  EXPECT_EQ(seen, region);
+  EXPECT_EQ(before, 0u);
+  EXPECT_EQ(after, before);
+}
+
+// The short path also leaves the task depth as it is (only zero or not matters): only for a
+// waiter that runs inside a task. An outsider's run_and_wait holds a leased slot at depth 0;
+// the child its wait pops runs as a task, so the child's own spawns are a task's, not an
+// outsider's (spawn.hpp: an outsider's spawn is refused once shutdown began).
+TEST(TaskGroup, AChildJoinedByAnOutsidersRunAndWaitRunsAsATask) {
+  heist::executor ex(1);
+  // Keep the one worker busy, so that the child is not stolen: the wait pops it.
+  std::latch busy(1), release(1);
+  ex.post([&] {
+    busy.count_down();
+    release.wait();
+  });
+  busy.wait();
+  heist::task_group g(ex);
+  std::uint32_t outside_depth = 1, child_depth = 0;
+  std::thread::id runner;
+  g.run_and_wait([&] {
+    outside_depth = heist::detail::t_context->m_task_depth;
+    g.run([&] {
+      child_depth = heist::detail::t_context->m_task_depth;
+      runner = std::this_thread::get_id();
+    });
+  });
+  release.count_down();
+  EXPECT_EQ(runner, std::this_thread::get_id());
+  EXPECT_EQ(outside_depth, 0u);
+  EXPECT_GT(child_depth, 0u);
+  EXPECT_EQ(heist::detail::t_context->m_task_depth, 0u);
+}
+
 // The 8 MiB tests: 100,000 levels of run/wait, one child per level.
 TEST(TaskGroup, HundredThousandLevelsOfRunWaitOnOneWorker) {
   heist::executor ex(1);

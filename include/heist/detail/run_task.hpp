@@ -63,35 +63,41 @@ HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run,
 
 // One task of `group` (null: none; `counted_by_owner`: its spawn was counted by the group's
 // owner, try_add_owned): its group context, isolation and trace span, its statistics, and its
-// group's count. `OnUntracedSlot`: the caller has checked that the thread holds a slot and
-// that the slot records no trace (try_run_own_child), so those branches go. Inline into both
-// callers, so that what a caller knows folds away and is not kept across the task's call.
-template <bool OnUntracedSlot = false>
+// group's count. `OwnChild`: the caller has checked (try_run_own_child) that the thread holds
+// a slot that records no trace, that it already runs a task of its executor (m_task_depth > 0)
+// and that `t` is of the running task's isolation region; so those branches go, and the depth
+// and the isolation are left as they are (only zero or not zero matters of the depth: spawn.hpp;
+// the region is the same). Inline into both callers, so that what a caller knows folds away
+// and is not kept across the task's call.
+template <bool OwnChild = false>
 HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* group,
                                      bool counted_by_owner, bool stolen) noexcept {
   const bool run = group == nullptr || !group->is_cancelled();
   slot* const s = c.m_slot;
-  const bool on_slot = OnUntracedSlot || s != nullptr;
+  const bool on_slot = OwnChild || s != nullptr;
   // Counted when the body starts: a statistic, and `run` then need not be kept across the
   // call on the slot's path.
   if (on_slot && run) {
     if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
   }
   wait_context* const saved_group = c.m_group;
-  const std::uintptr_t saved_isolation = c.m_isolation;
   c.m_group = group;
-  // relaxed: this thread owns `t` now (popped, stolen by CAS or dequeued), which
-  // synchronized with the push that published the field.
-  c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
-  ++c.m_task_depth;
-  if (!OnUntracedSlot &&
-      HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
-    invoke_traced(c, t, run, stolen);
-  } else {
+  if constexpr (OwnChild) {
     t->m_invoke(t, run);
+  } else {
+    const std::uintptr_t saved_isolation = c.m_isolation;
+    // relaxed: this thread owns `t` now (popped, stolen by CAS or dequeued), which
+    // synchronized with the push that published the field.
+    c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
+    ++c.m_task_depth;
+    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
+      invoke_traced(c, t, run, stolen);
+    } else {
+      t->m_invoke(t, run);
+    }
+    --c.m_task_depth;
+    c.m_isolation = saved_isolation;
   }
-  --c.m_task_depth;
-  c.m_isolation = saved_isolation;
   c.m_group = saved_group;
   if (HEIST_UNLIKELY(stolen)) {
     c.m_pool.deallocate_foreign(t);  // another thread's block (task_pool.hpp)
@@ -147,15 +153,20 @@ inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexce
 }
 
 // The helping wait's common case: it popped `t` from its own slot's deque (not stolen), `t` is
-// a child of the group `w` it waits for that it counted itself (owner-counted), the stack has
-// room and the slot records no trace. Then `t` runs through run_task_of with those facts as
-// constants (no branch on stolen, null group, null slot or the external counters). Returns
-// false, having done nothing, when any of them does not hold. Such a task is a group_job (a
+// a child of the group `w` it waits for that it counted itself (owner-counted), of the
+// waiter's own isolation region, the waiter runs inside a task (the common join: a task waits
+// for the children it spawned), the stack has room and the slot records no trace. Then `t`
+// runs through run_task_of with those facts as constants (no branch on stolen, null group,
+// null slot or the external counters; the depth and the isolation stay). Returns false, having
+// done nothing, when any of them does not hold. Such a task is a group_job (a
 // task_group's or a loop's), which never hands over a continuation: only a submit() task's
 // last act does (spawn.hpp, task_end_scope), and those belong to no group. So nothing is
 // left in the bypass here (asserted; execute_task takes it everywhere else).
 HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, task* t) noexcept {
-  if (t->m_group != tag_group(&w, true) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
+  // relaxed (m_isolation): this thread popped `t`, which synchronized with its push.
+  if (t->m_group != tag_group(&w, true) ||
+      t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
+      HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
       HEIST_UNLIKELY(stack_is_low(c))) {
     return false;
   }
@@ -182,8 +193,8 @@ void help_until_pending(arena& a, wait_context& w);
 // slot there). False: not run; the caller still holds `t`.
 HEIST_ALWAYS_INLINE bool run_popped_own_child(thread_context& c, wait_context& w,
                                               task* t) noexcept {
-  // An isolated waiter runs only tasks of its region.
-  if (!task_filter{c.m_isolation}.accepts(t) || !try_run_own_child(c, w, t)) return false;
+  // An isolated waiter runs only tasks of its region: try_run_own_child takes only those.
+  if (!try_run_own_child(c, w, t)) return false;
   if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
   return true;
 }

@@ -37,8 +37,9 @@
 //
 // Cancellation is hierarchical like oneTBB's bound contexts: a group created inside a task
 // of group P is cancelled when P is. Walking the ancestor chain on every task start would
-// cost O(depth), so cancel() bumps a global epoch and each context caches the epoch at
-// which it last found its ancestors uncancelled; the walk happens only after some group
+// cost O(depth), so cancel() bumps a global epoch (after setting its flag) and each context
+// caches the epoch at which it last found itself and its ancestors uncancelled; while the
+// epoch still reads that value, a check is two loads. The walk happens only after some group
 // somewhere was cancelled, and stops at the first ancestor already checked in this epoch.
 #pragma once
 
@@ -237,14 +238,17 @@ class wait_context {
     g_cancel_epoch.fetch_add(1, std::memory_order_release);
   }
 
+  // m_seen_epoch == e says: this context and all its ancestors were uncancelled as of epoch
+  // e. Every cancel() bumps the epoch after it sets its flag, so while the epoch still reads
+  // e nothing of the chain was cancelled since: two loads, no walk, no check of the own flag
+  // or of a parent. A check a moment late (the epoch read before a concurrent bump) skips a
+  // task late, which is allowed.
   bool is_cancelled() noexcept {
-    // relaxed: a hint checked at task start; skipping a task a moment late is allowed.
-    if (m_cancel.load(std::memory_order_relaxed)) return true;
-    if (m_parent == nullptr) return false;
-    // acquire: pairs with the release bump in cancel(); see the walk in check_ancestors.
+    // acquire: pairs with the release bump in cancel(), so that a walk (check_cancelled) sees
+    // every flag set before the epoch it read.
     const std::uint64_t epoch = g_cancel_epoch.load(std::memory_order_acquire);
     if (HEIST_LIKELY(m_seen_epoch.load(std::memory_order_relaxed) == epoch)) return false;
-    return check_ancestors(epoch);
+    return check_cancelled(epoch);
   }
 
   // The first exception wins; later ones are dropped. The group cancels itself.
@@ -273,8 +277,8 @@ class wait_context {
   void reset() noexcept {
     // relaxed: the waiter's own flag check; a cancel() racing with the end of a wait may
     // land on either side of it, as it could before. A context that was not cancelled keeps
-    // its validation: its ancestors were uncancelled as of m_seen_epoch, still true, and a
-    // later cancel bumps the epoch past it. Nothing is written then (one fewer store per
+    // its validation: it and its ancestors were uncancelled as of m_seen_epoch, still true,
+    // and a later cancel bumps the epoch past it. Nothing is written then (one fewer store per
     // fork of a fork-join program).
     if (HEIST_UNLIKELY(m_cancel.load(std::memory_order_relaxed))) {
       m_cancel.store(false, std::memory_order_relaxed);
@@ -312,13 +316,13 @@ class wait_context {
     return nullptr;
   }
 
-  // A new child of `parent` inherits the parent's validation: if the parent's ancestors were
-  // uncancelled at epoch e and the parent itself is not cancelled, so are ours (the same chain
-  // plus the parent). A cancel after this point bumps the epoch past e, so the copy can only
-  // be stale-safe.
+  // A new child of `parent` inherits the parent's validation: if the parent and its ancestors
+  // were uncancelled at epoch e, so are the child's (the same chain plus the parent), and the
+  // child itself is new. A cancel after this point bumps the epoch past e, so the copy can
+  // only be stale-safe.
   static std::uint64_t epoch_inherited_from(const wait_context* parent) noexcept {
     if (parent == nullptr) return k_never_checked;
-    // acquire: pairs with the release store in check_ancestors. If the parent was validated
+    // acquire: pairs with the release store in check_cancelled. If the parent was validated
     // at epoch e by a thread that had acquired e (and so saw every cancel flag set before
     // e's bump), this thread sees those flags too: reading e and then a stale "not
     // cancelled" is impossible even on weak memory.
@@ -420,8 +424,10 @@ class wait_context {
     }
   }
 
-  // After some cancel: walks the ancestors (src/wait_context.cpp).
-  HEIST_NOINLINE bool check_ancestors(std::uint64_t epoch) noexcept;
+  // After some cancel (or before the first check of a context without a validated parent):
+  // reads the own flag, then walks the ancestors; validates the chain at `epoch` if none is
+  // cancelled (src/wait_context.cpp).
+  HEIST_NOINLINE bool check_cancelled(std::uint64_t epoch) noexcept;
 
   // Not over-aligned here: a future's state (count 1) lives in 16-byte-aligned pool memory.
   // The groups that count many stolen tasks (the loops' child groups, a graph run) put their
