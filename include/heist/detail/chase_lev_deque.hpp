@@ -103,7 +103,8 @@ class chase_lev_deque {
       // the next ring's header, which its owner reads on every push and pop. Whenever the
       // first owner's pushes reached those slots (the used window rotates as top advances),
       // the other worker missed on every operation: fib(30) on 2 workers ran some windows
-      // at a fifth to a half of its speed (design.md, "Why a 2-thread fib sample is ...").
+      // at a fifth to a half of its speed (docs/design-spawn.md, "Why a 2-thread fib sample
+      // is sometimes slow").
       const std::size_t bytes = sizeof(ring) + sizeof(std::atomic<T>) * capacity;
       void* mem = std::aligned_alloc(k_cache_line,
                                      (bytes + k_cache_line - 1) / k_cache_line * k_cache_line);
