@@ -74,6 +74,43 @@ TEST(Adversarial, CancellationMidFlightSkipsOnlyUnstartedTasks) {
   }
 }
 
+// A cancellation check is two loads while the epoch is unchanged (issue 13, fifteenth round):
+// a group's validated epoch covers its own flag and its ancestors'. A task whose check read the
+// epoch just before cancel()'s bump may still start (a moment late), but at most one per thread
+// that runs tasks: once a thread has seen the cancel, its next check sees the new epoch, walks,
+// and finds the flag, on the group itself or on an ancestor. A validation that hid a cancel
+// would let every later task of the round start.
+TEST(Adversarial, TasksThatStartAfterACancelReturnedAreSkipped) {
+  heist::executor ex(2);
+  for (std::size_t round = 0; round < heist_test::scaled(100); ++round) {
+    std::atomic<bool> cancel_returned{false};
+    std::atomic<int> started{0}, late{0};
+    const auto body = [&] {
+      // acquire: pairs with the release store after cancel(), so a task that reads true
+      // started after the cancel's bump of the epoch.
+      if (cancel_returned.load(std::memory_order_acquire)) late.fetch_add(1);
+      started.fetch_add(1);
+      std::this_thread::yield();
+    };
+    heist::task_group g(ex);
+    for (int i = 0; i < 500; ++i)
+      g.run(body);
+    g.run([&] {  // a group nested in g's task: cancelled through its parent
+      heist::task_group h;
+      for (int i = 0; i < 500; ++i)
+        h.run(body);
+      h.wait();
+    });
+    while (started.load() < 10)
+      std::this_thread::yield();
+    g.cancel();
+    cancel_returned.store(true, std::memory_order_release);
+    g.wait();
+    // Two workers run tasks; this thread's own checks in wait() come after its cancel.
+    ASSERT_LE(late.load(), 2) << "round " << round;
+  }
+}
+
 TEST(Adversarial, CancelFromInsideATaskWhileSiblingsRun) {
   heist::executor ex(3);
   for (std::size_t round = 0; round < heist_test::scaled(100); ++round) {
