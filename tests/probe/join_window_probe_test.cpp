@@ -207,4 +207,58 @@ TEST(WindowProbe, OwnerFinishesItsChildrenWhileAClaimIsUnderWay) {
 #endif
 }
 
+// A cancel() between its flag store and its bump of the epoch (issue 13, fifteenth round): a
+// thread that finds the flag in a nested group's walk, and so skips that group's tasks, must
+// then read the group itself as cancelling, although the epoch has not moved yet and the group
+// was validated at it. A check that trusted the validation alone answered "not cancelled"
+// there (the soak's check "nested group lost a task" caught it under TSan).
+TEST(WindowProbe, AGroupSeenCancelledThroughANestedWalkReadsCancelled) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("AGroupSeenCancelledThroughANestedWalkReadsCancelled", 60s);
+  struct state {
+    std::atomic<bool> armed{false};
+    std::atomic<int> phase{0};  // 1: the flag is set and the bump held; 2: the task has looked
+  } st;
+  perturb::set_hook(
+      perturb::point::cancel_flagged,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (!s.armed.exchange(false)) return;
+        s.phase = 1;
+        for (int i = 0; i < 5000 && s.phase.load() != 2; ++i)
+          std::this_thread::sleep_for(1ms);
+      },
+      &st);
+  heist::executor ex(1);
+  heist::task_group g(ex);
+  std::atomic<bool> ready{false};
+  int inner_ran = -1;
+  bool canceling = false;
+  g.run([&] {
+    heist::task_group inner;  // inherits g's validated epoch
+    heist::task_group unrelated;
+    unrelated.cancel();      // moves the epoch: inner's copy is stale now
+    (void)g.is_canceling();  // validates g at the new epoch (its flag still clear)
+    ready = true;
+    while (st.phase.load() != 1)  // g's flag is set, its bump held
+      std::this_thread::yield();
+    std::atomic<int> ran{0};
+    for (int k = 0; k < 3; ++k)
+      inner.run([&] { ran.fetch_add(1); });
+    inner.wait();  // each check walks up to g and finds its flag
+    inner_ran = ran.load();
+    canceling = g.is_canceling();
+    st.phase = 2;
+  });
+  while (!ready.load())
+    std::this_thread::yield();
+  st.armed = true;
+  g.cancel();  // held at cancel_flagged until the task has looked
+  g.wait();
+  EXPECT_EQ(inner_ran, 0);
+  EXPECT_TRUE(canceling);
+#endif
+}
+
 }  // namespace

@@ -63,6 +63,7 @@ enum class point : std::uint32_t {
   wakee_stepping_off,        // a woken thread found itself on its waker's CPU; mask unchanged
   pop_mode_acknowledging,    // a deque's owner fenced a pop that read switching; no store yet
   search_registering,        // a first look found nothing; not counted as a searcher yet
+  cancel_flagged,            // a group's cancel flag is set; the epoch not bumped yet
   count
 };
 

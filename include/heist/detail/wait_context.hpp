@@ -39,8 +39,9 @@
 // of group P is cancelled when P is. Walking the ancestor chain on every task start would
 // cost O(depth), so cancel() bumps a global epoch (after setting its flag) and each context
 // caches the epoch at which it last found itself and its ancestors uncancelled; while the
-// epoch still reads that value, a check is two loads. The walk happens only after some group
-// somewhere was cancelled, and stops at the first ancestor already checked in this epoch.
+// epoch still reads that value, a check reads only the own flag, the epoch and that copy. The
+// walk happens only after some group somewhere was cancelled, and stops at the first ancestor
+// already checked in this epoch.
 #pragma once
 
 #include <atomic>
@@ -235,15 +236,22 @@ class wait_context {
     // relaxed store, then a release bump of the epoch: a context that acquires the new
     // epoch and walks its ancestors sees this flag.
     m_cancel.store(true, std::memory_order_relaxed);
+    HEIST_PERTURB_POINT(cancel_flagged);
     g_cancel_epoch.fetch_add(1, std::memory_order_release);
   }
 
   // m_seen_epoch == e says: this context and all its ancestors were uncancelled as of epoch
   // e. Every cancel() bumps the epoch after it sets its flag, so while the epoch still reads
-  // e nothing of the chain was cancelled since: two loads, no walk, no check of the own flag
-  // or of a parent. A check a moment late (the epoch read before a concurrent bump) skips a
-  // task late, which is allowed.
+  // e no ancestor was cancelled since: three loads (the own flag, the epoch, the validated
+  // copy), no walk, no read of the parent pointer. A check a moment late (the epoch read
+  // before a concurrent bump) skips a task late, which is allowed.
   bool is_cancelled() noexcept {
+    // The own flag first, relaxed: a hint checked at task start. It is not left to the epoch:
+    // between cancel()'s flag store and its bump, a thread that saw the flag (here, or in a
+    // nested group's walk, which then skipped that group's tasks) must not read the group as
+    // uncancelled from a validation at the epoch not yet bumped (the soak's check "nested
+    // group lost a task" caught exactly that).
+    if (m_cancel.load(std::memory_order_relaxed)) return true;
     // acquire: pairs with the release bump in cancel(), so that a walk (check_cancelled) sees
     // every flag set before the epoch it read.
     const std::uint64_t epoch = g_cancel_epoch.load(std::memory_order_acquire);
