@@ -123,6 +123,9 @@ class chase_lev_deque {
     std::atomic<T>* slots() noexcept {
       return std::launder(reinterpret_cast<std::atomic<T>*>(this + 1));
     }
+    const std::atomic<T>* slots() const noexcept {
+      return std::launder(reinterpret_cast<const std::atomic<T>*>(this + 1));
+    }
     std::atomic<T>& at(std::int64_t i) noexcept { return slots()[i & m_mask]; }
   };
 
@@ -288,7 +291,7 @@ class chase_lev_deque {
   // test that rings of different deques never share a cache line (ring::create).
   std::pair<const void*, const void*> ring_storage() const noexcept {
     const ring* r = m_ring.load(std::memory_order_relaxed);
-    return {r, reinterpret_cast<const char*>(const_cast<ring*>(r)->slots() + r->m_capacity)};
+    return {r, reinterpret_cast<const char*>(r->slots() + r->m_capacity)};
   }
 
  private:
@@ -482,7 +485,8 @@ class chase_lev_deque {
   std::uint32_t m_ack_spins = 0;          // set with m_fence_free_base
   std::uint32_t m_retry_backoff = 0;      // owner-private: fenced pops before the next try
   std::uint32_t m_retry_countdown = 0;    // owner-private: 0 when not counting down
-  std::uint32_t m_fence_free_pops = 0;    // owner-private: pops of the current spell
+  std::uint64_t m_fence_free_pops = 0;    // owner-private: pops of the current spell
+  // The owner's line ends here: m_bottom through m_fence_free_pops fill its 64 bytes.
   // Thieves inside steal_if of a fence-free-capable deque; its own line, since every steal
   // attempt writes it and the owner reads it only when it tries fence_free.
   alignas(k_cache_line) std::atomic<std::uint32_t> m_thieves{0};
