@@ -28,7 +28,7 @@ class task_group {
  public:
   // On the current executor: the one running the calling task, the arena of an enclosing
   // task_arena::execute, else default_executor().
-  task_group() : task_group(detail::current_arena()) {}
+  task_group() : task_group(detail::t_context) {}
   explicit task_group(executor& ex) : task_group(detail_impl(ex).default_arena()) {}
   // Waits for the tasks still running. If the group is destroyed by an exception
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
@@ -107,6 +107,11 @@ class task_group {
  private:
   explicit task_group(detail::arena& a)
       : m_arena(&a), m_context(detail::current_group(), 0, detail::join_counting::owner) {}
+  // The default constructor's: one read of the thread's context (`c`, may be null) for the
+  // arena, the parent group and the owner; it runs once per fork of a fork-join function.
+  explicit task_group(detail::thread_context* c)
+      : m_arena(&detail::current_arena(c)),
+        m_context(c != nullptr ? c->m_group : nullptr, 0, detail::join_counting::owner, c) {}
 
   detail::arena* m_arena;
   // Whether run() was called since the last wait(): the destructor waits only if so.

@@ -167,7 +167,7 @@ HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, t
   if (t->m_group != tag_group(&w, true) ||
       t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
       HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
-      HEIST_UNLIKELY(stack_is_low(c))) {
+      HEIST_UNLIKELY(inline_stack_is_low(c))) {
     return false;
   }
   run_task_of<true>(c, t, &w, true, false);
@@ -208,7 +208,7 @@ HEIST_ALWAYS_INLINE void wait_for_group(arena& a, wait_context& w) {
     if (t != nullptr) {
       bool ran;
       {
-        depth_guard depth(*c);
+        inline_depth_guard depth(*c);
         ran = run_popped_own_child(*c, w, t);
       }
       if (ran) {

@@ -36,10 +36,13 @@ void report_unhandled_exception(std::exception_ptr e) noexcept;
 // The arena that task_group() and the algorithms use when none is given: the arena of the
 // running task or task_arena::execute, else the default executor's.
 arena& default_executor_arena();
-HEIST_ALWAYS_INLINE arena& current_arena() {
-  thread_context* c = t_context;
+// The same for a caller that read the thread's context (`c`, may be null) already.
+HEIST_ALWAYS_INLINE arena& current_arena(const thread_context* c) {
   if (HEIST_LIKELY(c != nullptr && c->m_arena != nullptr)) return *c->m_arena;
   return default_executor_arena();
+}
+HEIST_ALWAYS_INLINE arena& current_arena() {
+  return current_arena(t_context);
 }
 
 // --- task kinds -----------------------------------------------------------------------------

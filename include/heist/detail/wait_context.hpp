@@ -94,14 +94,12 @@ class wait_context {
   static constexpr std::uint64_t k_one = 2;
   static constexpr std::uint64_t k_never_checked = ~std::uint64_t{0};
 
+  // `creator`: the calling thread's context (may be null), for a caller that read it
+  // already; owner counting makes it the owner.
   explicit wait_context(wait_context* parent = nullptr, std::uint64_t initial = 0,
-                        join_counting counting = join_counting::shared) noexcept
-      : m_state(initial * k_one),
-        m_owner(owner_for(counting)),
-        m_parent(parent),
-        // relaxed: m_owner was just initialised by this thread.
-        m_claimed(m_owner.load(std::memory_order_relaxed) == nullptr),
-        m_seen_epoch(epoch_inherited_from(parent)) {}
+                        join_counting counting = join_counting::shared,
+                        const thread_context* creator = t_context) noexcept
+      : wait_context(parent, initial, owner_for(counting, creator)) {}
   wait_context(const wait_context&) = delete;
   wait_context& operator=(const wait_context&) = delete;
 
@@ -310,16 +308,25 @@ class wait_context {
  private:
   static constexpr std::int64_t k_claimed = INT64_MIN;  // m_local after a claim
 
+  // The owner decided once (owner_for), so that m_claimed follows from it without a load.
+  wait_context(wait_context* parent, std::uint64_t initial, const thread_context* owner) noexcept
+      : m_state(initial * k_one),
+        m_owner(owner),
+        m_parent(parent),
+        m_claimed(owner == nullptr),
+        m_seen_epoch(epoch_inherited_from(parent)) {}
+
   // The owner of a new context counted by `counting`: the calling thread if owner counting
   // is on (and it runs in heist), else null (shared counting). Every field is initialised in
   // the member initialisers: this constructor runs once per fork of a fork-join program, and
   // the compiler does not merge a default initialiser's atomic store with a later one.
-  static const thread_context* owner_for(join_counting counting) noexcept {
+  static const thread_context* owner_for(join_counting counting,
+                                         const thread_context* creator) noexcept {
     // relaxed: the group is not shared yet; whoever gets a reference to it later gets it
     // through a synchronizing operation. A group created before owner counting is turned on
     // simply counts in m_state only.
     if (counting == join_counting::owner && g_owner_counting.load(std::memory_order_relaxed)) {
-      return t_context;
+      return creator;
     }
     return nullptr;
   }
