@@ -33,21 +33,11 @@ class task_group {
   // Waits for the tasks still running. If the group is destroyed by an exception
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
   // collected by wait() are dropped.
-  ~task_group() {
-    // After wait() (the common case) nothing was run since: no count to check, and that
-    // wait took the exception its tasks threw, if any (only tasks of the group, run since,
-    // capture one; run_and_wait's function is followed by a wait).
-    if (m_run_since_wait.load(std::memory_order_relaxed)) {
-      if (!m_context.done()) {
-        // Like oneTBB: unwinding past a group with running tasks cancels the rest.
-        if (std::uncaught_exceptions() > 0) m_context.cancel();
-        try {
-          detail::help_until_pending(*m_arena, m_context);
-        } catch (...) {  // a destructor does not throw; the tasks are finished either way
-        }
-      }
-      if (m_context.has_exception()) (void)m_context.take_exception();
-    }
+  // Inline: after wait() (the common case) nothing was run since, so there is no count to
+  // check, and that wait took the exception its tasks threw, if any (only tasks of the group,
+  // run since, capture one; run_and_wait's function is followed by a wait).
+  HEIST_ALWAYS_INLINE ~task_group() {
+    if (HEIST_UNLIKELY(m_run_since_wait.load(std::memory_order_relaxed))) wait_in_destructor();
   }
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
@@ -112,6 +102,20 @@ class task_group {
   explicit task_group(detail::thread_context* c)
       : m_arena(&detail::current_arena(c)),
         m_context(c != nullptr ? c->m_group : nullptr, 0, detail::join_counting::owner, c) {}
+
+  // The destructor of a group with tasks run since the last wait(). Out of line: a fork-join
+  // function keeps only the flag's check.
+  HEIST_NOINLINE void wait_in_destructor() noexcept {
+    if (!m_context.done()) {
+      // Like oneTBB: unwinding past a group with running tasks cancels the rest.
+      if (std::uncaught_exceptions() > 0) m_context.cancel();
+      try {
+        detail::help_until_pending(*m_arena, m_context);
+      } catch (...) {  // a destructor does not throw; the tasks are finished either way
+      }
+    }
+    if (m_context.has_exception()) (void)m_context.take_exception();
+  }
 
   detail::arena* m_arena;
   // Whether run() was called since the last wait(): the destructor waits only if so.

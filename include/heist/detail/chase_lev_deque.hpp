@@ -188,7 +188,7 @@ class chase_lev_deque {
   }
 
   // Owner only. Takes the most recently pushed element, or returns nullptr.
-  T pop() noexcept {
+  HEIST_ALWAYS_INLINE T pop() noexcept {
     // Owner-private countdown to the next try at fence-free pops; 0 when not counting.
     if (HEIST_UNLIKELY(m_retry_countdown != 0) && --m_retry_countdown == 0) try_fence_free();
     // T1, T2: owner-private reads.

@@ -24,14 +24,14 @@ class trace_buffer;
 // A counter with one writer (the occupant): a plain load and store, no RMW.
 class owner_counter {
  public:
-  void bump() noexcept {
+  HEIST_ALWAYS_INLINE void bump() noexcept {
     // relaxed: statistics; readers tolerate a value that is a moment old.
     m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   // For the in-flight accounting (executor_impl::in_flight): release pairs with the
   // reader's acquire load, so a reader that sees a task counted as finished also sees the
   // creation counts that happened before it.
-  void bump_release() noexcept {
+  HEIST_ALWAYS_INLINE void bump_release() noexcept {
     m_value.store(m_value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   // seq_cst: for admissions from a leased slot, one half of a Dekker pair with shutdown()

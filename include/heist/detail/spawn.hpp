@@ -163,20 +163,12 @@ HEIST_NOINLINE void spawn_from_lease(arena& a, thread_context& c, wait_context* 
   queue_on_own_slot(a, c, group, t, false);
 }
 
-// Spawns a task of kind Job, built from `args`, into arena `a`, as a member of `group` (may
-// be null).
+// spawn() from a thread without a slot of `a` (an outsider, or a thread of another arena):
+// admitted like any outsider's submission and queued on the injection queue. Out of line, so
+// that the inline spawn is only the own-slot path.
 template <class Job, class... Args>
-void spawn(arena& a, wait_context* group, Args&&... args) {
-  thread_context& c = current_context();
-  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
-    if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
-      spawn_from_lease<Job>(a, c, group, std::forward<Args>(args)...);
-    } else {
-      queue_on_own_slot(a, c, group, build_task_ungrouped<Job>(c, std::forward<Args>(args)...),
-                        true);
-    }
-    return;
-  }
+HEIST_NOINLINE void spawn_from_outside(arena& a, thread_context& c, wait_context* group,
+                                       Args&&... args) {
   executor_impl& exec = a.exec();
   exec.admit_external(c);
   task* t;
@@ -188,6 +180,24 @@ void spawn(arena& a, wait_context* group, Args&&... args) {
   }
   if (group != nullptr) group->add(1);
   inject(a, c, t);
+}
+
+// Spawns a task of kind Job, built from `args`, into arena `a`, as a member of `group` (may
+// be null). Inline in the caller (a task_group::run in a loop is the hot path of nested
+// parallelism); everything but the own-slot path is out of line.
+template <class Job, class... Args>
+HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
+  thread_context& c = current_context();
+  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
+    if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
+      spawn_from_lease<Job>(a, c, group, std::forward<Args>(args)...);
+    } else {
+      queue_on_own_slot(a, c, group, build_task_ungrouped<Job>(c, std::forward<Args>(args)...),
+                        true);
+    }
+    return;
+  }
+  spawn_from_outside<Job>(a, c, group, std::forward<Args>(args)...);
 }
 
 // Queues `t`, built earlier (a continuation, built when it was attached), into `a`: the
