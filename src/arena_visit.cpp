@@ -65,6 +65,37 @@ void abandon_task(thread_context& c, task* t) noexcept {
   if (group != nullptr) group->finish_task(&c, counted_by_owner);
 }
 
+namespace {
+// A task built for a spawn that was refused: its closure is destroyed unrun and its block
+// goes back; it was counted nowhere yet.
+void discard_built_task(thread_context& c, task* t) noexcept {
+  t->m_invoke(t, false);
+  c.m_pool.deallocate(t);
+}
+}  // namespace
+
+void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t) {
+  try {
+    a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
+  } catch (...) {
+    discard_built_task(c, t);
+    throw;
+  }
+  queue_on_own_slot(a, c, group, t, false);
+}
+
+void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t) {
+  try {
+    a.exec().admit_external(c);
+  } catch (...) {
+    discard_built_task(c, t);
+    throw;
+  }
+  t->m_group = group;
+  if (group != nullptr) group->add(1);
+  inject(a, c, t);
+}
+
 void inject(arena& a, const thread_context& c, task* t) noexcept {
   // Thread contexts sit in thread-local storage, megabytes apart: mix the address so that
   // producers spread over the buckets.

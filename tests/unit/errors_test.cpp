@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -52,6 +53,26 @@ TEST(Errors, ExecutorClosedIsARuntimeErrorForEveryEntryPoint) {
   EXPECT_THROW(g.run([] {}), heist::executor_closed);
   EXPECT_THROW(arena.enqueue([] {}), heist::executor_closed);
   g.wait();  // nothing was accepted: nothing to wait for
+}
+
+// A refused spawn builds its task before the admission (spawn.hpp): the closure it copied is
+// destroyed, once, and nothing is counted in the group. The token's count says how many
+// copies of the closure are alive.
+TEST(Errors, ARefusedRunDestroysItsCopyOfTheClosure) {
+  heist::executor ex(1);
+  ex.shutdown();
+  heist::task_group g(ex);
+  auto token = std::make_shared<int>(0);
+  bool ran = false;
+  EXPECT_THROW(g.run([token, &ran] { ran = true; }), heist::executor_closed);
+  EXPECT_EQ(token.use_count(), 1);
+  auto moved = [token, &ran] { ran = true; };
+  EXPECT_THROW(g.run(std::move(moved)), heist::executor_closed);
+  EXPECT_EQ(token.use_count(), 1);
+  EXPECT_THROW(ex.post([token] {}), heist::executor_closed);
+  EXPECT_EQ(token.use_count(), 1);
+  g.wait();  // nothing was counted: returns at once
+  EXPECT_FALSE(ran);
 }
 
 TEST(Errors, ShutdownFromAWorkerIsALogicError) {

@@ -146,58 +146,36 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, wait_con
 }
 
 // spawn() from a thread holding a leased slot outside any task of this executor
-// (run_and_wait's function, task_arena::execute's body, a helping wait between tasks): it is
-// outside the executor, so after shutdown began its submissions are refused like any
-// outsider's. Out of line: the common path then keeps nothing across a call for it.
-template <class Job, class... Args>
-HEIST_NOINLINE void spawn_from_lease(arena& a, thread_context& c, wait_context* group,
-                                     Args&&... args) {
-  a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
-  task* t;
-  try {
-    t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
-  } catch (...) {
-    a.exec().cancel_leased_admission(*c.m_slot);
-    throw;
-  }
-  queue_on_own_slot(a, c, group, t, false);
-}
-
-// spawn() from a thread without a slot of `a` (an outsider, or a thread of another arena):
-// admitted like any outsider's submission and queued on the injection queue. Out of line, so
-// that the inline spawn is only the own-slot path.
-template <class Job, class... Args>
-HEIST_NOINLINE void spawn_from_outside(arena& a, thread_context& c, wait_context* group,
-                                       Args&&... args) {
-  executor_impl& exec = a.exec();
-  exec.admit_external(c);
-  task* t;
-  try {
-    t = build_task<Job>(c, group, std::forward<Args>(args)...);
-  } catch (...) {
-    exec.cancel_admission(c);
-    throw;
-  }
-  if (group != nullptr) group->add(1);
-  inject(a, c, t);
-}
+// (run_and_wait's function, task_arena::execute's body, a helping wait between tasks), with
+// `t` built: it is outside the executor, so after shutdown began its submissions are refused
+// like any outsider's (then `t` is discarded and executor_closed thrown).
+void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t);
+// spawn() from a thread without a slot of `a` (an outsider, or a thread of another arena),
+// with `t` built: admitted like any outsider's submission, counted in `group` and queued on
+// the injection queue.
+void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t);
 
 // Spawns a task of kind Job, built from `args`, into arena `a`, as a member of `group` (may
 // be null). Inline in the caller (a task_group::run in a loop is the hot path of nested
-// parallelism); everything but the own-slot path is out of line.
+// parallelism). The task is built first, on every path, and only the built task goes to the
+// paths out of line: the closure then never needs an address of its own, and the compiler
+// stores it into the block from registers. (Handing the closure by reference to an
+// out-of-line path made it build the closure on the stack, one store per member, and copy it
+// into the block with one wider load: a store-forwarding stall on every spawn, a quarter of
+// the time of heist-bench's nqueens spawn loop.)
 template <class Job, class... Args>
 HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
   thread_context& c = current_context();
+  task* const t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
   if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
     if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
-      spawn_from_lease<Job>(a, c, group, std::forward<Args>(args)...);
+      spawn_built_from_lease(a, c, group, t);
     } else {
-      queue_on_own_slot(a, c, group, build_task_ungrouped<Job>(c, std::forward<Args>(args)...),
-                        true);
+      queue_on_own_slot(a, c, group, t, true);
     }
     return;
   }
-  spawn_from_outside<Job>(a, c, group, std::forward<Args>(args)...);
+  spawn_built_from_outside(a, c, group, t);
 }
 
 // Queues `t`, built earlier (a continuation, built when it was attached), into `a`: the

@@ -243,7 +243,7 @@ class wait_context {
   // e no ancestor was cancelled since: three loads (the own flag, the epoch, the validated
   // copy), no walk, no read of the parent pointer. A check a moment late (the epoch read
   // before a concurrent bump) skips a task late, which is allowed.
-  bool is_cancelled() noexcept {
+  HEIST_ALWAYS_INLINE bool is_cancelled() noexcept {
     // The own flag first, relaxed: a hint checked at task start. It is not left to the epoch:
     // between cancel()'s flag store and its bump, a thread that saw the flag (here, or in a
     // nested group's walk, which then skipped that group's tasks) must not read the group as
