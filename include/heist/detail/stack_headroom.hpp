@@ -2,7 +2,8 @@
 // helping wait (and inline group call) counts one level of nesting in m_help_depth; a task is
 // run inline only while the stack has room (m_stack_limit) and the nesting is under
 // k_max_help_depth, else it moves to a stack extension (src/stack_extension.cpp). Inline:
-// task_group::wait checks it before running its own child in the caller's frame.
+// task_group::wait checks it before running its own child in the caller's frame, with the
+// address check alone where the stack's bounds are known (inline_stack_is_low).
 #pragma once
 
 #include <cstdint>
