@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <latch>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -99,14 +100,21 @@ TEST(InlineJoin, AnExceptionFromAnInlinedMemberIsRethrownByTheJoin) {
 TEST(InlineJoin, MembersOfACancelledGroupAreSkippedAndTheirFramesFreed) {
   heist::executor ex(1);
   std::atomic<int> ran{0}, destroyed{0};
+  std::latch joined(1);
   auto body = [&]() -> heist::task<void> {
     heist::task_group g;
     for (int i = 0; i < 5; ++i)
       g.run(counted_member(frame_counter(destroyed), ran));
     g.cancel();
     co_await g.join();  // pops the five, finds the group cancelled, skips them
+    joined.count_down();
   };
-  heist::start(ex, body()).get();
+  // The main thread blocks on a latch until the join is over, and does not help: a waiting
+  // get() would steal from the worker's deque, and a member it took before the cancel would
+  // run (ASan's slower spawns made that window wide enough to hit in CI).
+  heist::future<void> done = heist::start(ex, body());
+  joined.wait();
+  done.get();
   EXPECT_EQ(ran.load(), 0);
   EXPECT_EQ(destroyed.load(), 5);
 }
