@@ -56,15 +56,6 @@ void attract_visitor(arena& a) noexcept {
   a.exec().idle().notify_visitor_wanted();
 }
 
-void abandon_task(thread_context& c, task* t) noexcept {
-  wait_context* const group = group_of(t);
-  const bool counted_by_owner = owner_counted(t);
-  t->m_invoke(t, false);
-  c.m_pool.deallocate(t);
-  c.m_slot->m_counters.finished.bump_release();
-  if (group != nullptr) group->finish_task(&c, counted_by_owner);
-}
-
 namespace {
 // A task built for a spawn that was refused: its closure is destroyed unrun and its block
 // goes back; it was counted nowhere yet.
@@ -73,6 +64,14 @@ void discard_built_task(thread_context& c, task* t) noexcept {
   c.m_pool.deallocate(t);
 }
 }  // namespace
+
+void abandon_task(thread_context& c, task* t) noexcept {
+  wait_context* const group = group_of(t);
+  const bool counted_by_owner = owner_counted(t);
+  discard_built_task(c, t);  // then undo the counts its queueing made
+  c.m_slot->m_counters.finished.bump_release();
+  if (group != nullptr) group->finish_task(&c, counted_by_owner);
+}
 
 void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t) {
   try {
