@@ -17,12 +17,22 @@ void wait_context::claim_slow() noexcept {
   HEIST_PERTURB_POINT(group_claiming);
   // C2: every thread of the process executes a full barrier (see change_owned).
   process_wide_barrier();
-  // C3. acquire: pairs with O4's release.
-  for (unsigned spins = 0; m_busy.load(std::memory_order_acquire); ++spins) {
-    if (spins > 64) std::this_thread::yield();  // the owner was preempted inside O1..O4
+  // C3: take m_local's last value, one without the owner's busy mark: after it no owner
+  // changes it (O2 fails), but an owner inside O1..O3 finishes first. acquire: pairs with O3's
+  // release (and the back-out's); relaxed on failure (the value is read again).
+  std::int64_t local = m_local.load(std::memory_order_acquire);
+  for (unsigned spins = 0;; ++spins) {
+    if (is_busy(local)) {
+      if (spins > 64) std::this_thread::yield();  // the owner was preempted inside O1..O3
+      local = m_local.load(std::memory_order_acquire);
+      continue;
+    }
+    if (m_local.compare_exchange_weak(local, k_claimed, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      break;
+    }
   }
-  // C4. acq_rel: m_local's last value, which no owner changes any more.
-  fold(m_local.exchange(k_claimed, std::memory_order_acq_rel));
+  fold(local);
   // release: pairs with claim()'s acquire.
   m_claimed.store(true, std::memory_order_release);
 }

@@ -108,10 +108,11 @@ TEST(WindowProbe, MemberInlinedWhileAThiefFinishesAnotherMember) {
   EXPECT_GT(st.windows.load(), 0) << "no round opened the window";
 #endif
 }
-// Owner-counted joins (issue 13). The owner of a group has marked itself busy (O1) and seen
-// the group still its own (O2), but not yet written its count (O3), when another thread
-// claims the group: the claimer must wait for the owner's change (C3) before it takes the
-// count over, or the spawn counted meanwhile is lost and its wait returns early.
+// Owner-counted joins (issue 13). The owner of a group has marked its count busy (O1) and
+// seen the group still its own (O2), but not yet written its count (O3), when another thread
+// claims the group: the claimer must wait for the owner's change (C3 takes no count that
+// carries the busy mark) before it takes the count over, or the spawn counted meanwhile is
+// lost and its wait returns early.
 TEST(WindowProbe, GroupClaimedWhileItsOwnerChangesItsCount) {
   HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB

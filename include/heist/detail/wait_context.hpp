@@ -29,9 +29,9 @@
 //     alone is exact while it sleeps: a sleeping owner writes nothing).
 //   - Any other thread that looks at the count (wait(), join(), done() from a thread that is
 //     not the owner) first *claims* the group, once: it clears m_owner, forces a memory
-//     barrier on every thread of the process (membarrier), waits until the owner is not in
-//     the middle of a change, and moves m_local into m_state (change_owned has the
-//     four-step proof). After a claim the group counts in m_state only, like a plain group.
+//     barrier on every thread of the process (membarrier), and takes m_local (once the owner
+//     is not in the middle of a change: its busy mark is in m_local itself) into m_state
+//     (change_owned has the proof). After a claim the group counts in m_state only, like a plain group.
 //   - A coroutine's join gives the group up the same way (its thread runs on meanwhile).
 // Without membarrier (not Linux, or refused by a seccomp filter) no group is owner-counted.
 //
@@ -307,6 +307,9 @@ class wait_context {
 
  private:
   static constexpr std::int64_t k_claimed = INT64_MIN;  // m_local after a claim
+  // Added to m_local by the owner while it changes it (change_owned); counts stay far below.
+  static constexpr std::int64_t k_busy = std::int64_t{1} << 62;
+  static bool is_busy(std::int64_t local) noexcept { return local >= k_busy / 2; }
 
   // The owner decided once (owner_for), so that m_claimed follows from it without a load.
   wait_context(wait_context* parent, std::uint64_t initial, const thread_context* owner) noexcept
@@ -369,34 +372,36 @@ class wait_context {
 
   // The owner's change of m_local by d (+1 a spawn, -1 a finish of an owner-counted child it
   // ran itself). False if `self` does not own the group: the caller counts in m_state.
-  //   O1 m_busy = 1        O2 re-read m_owner: still ours?
-  //   O3 m_local += d      O4 m_busy = 0
-  // A claimer (claim_slow) clears m_owner (C1), runs process_wide_barrier() (C2), waits for
-  // m_busy == 0 (C3) and only then takes m_local (C4). The barrier makes O1/O2 against C1/C3
-  // a Dekker pair: either O2 sees the claim and we back out before touching m_local, or C3
-  // sees O1 and waits until O4. So the claimer's exchange never misses an owner's change, and
-  // the owner never touches the group after O4: a waiter that sees the group done through
-  // the claim cannot destroy it under an owner still inside this function.
+  //   O1 m_local = v + k_busy    O2 re-read m_owner: still ours?
+  //   O3 m_local = v + d (release), or v if O2 saw a claim
+  // The busy mark rides in m_local itself, so a change is two stores to one word. A claimer
+  // (claim_slow) clears m_owner (C1), runs process_wide_barrier() (C2), and takes m_local by a
+  // CAS to k_claimed from a value without the mark only (C3). The barrier makes O1/O2 against
+  // C1/C3 a Dekker pair: either O2 sees the claim and we back out (restoring v, which is what
+  // a claimer took or will take), or C3 sees O1 and retries until O3, whose release makes it
+  // the value taken. So the claimer never misses an owner's change, and the owner never
+  // touches the group after O3: a waiter that sees the group done through the claim cannot
+  // destroy it under an owner still inside this function.
   HEIST_ALWAYS_INLINE bool change_owned(const thread_context* self, std::int64_t d) noexcept {
     // relaxed: only a claimer writes m_owner after construction; O2 is what the barrier orders.
     if (m_owner.load(std::memory_order_relaxed) != self) return false;
-    m_busy.store(true, std::memory_order_relaxed);  // O1 (only the owner writes m_busy)
+    // Only we write m_local while we own the group, apart from a claimer's C3 (after which the
+    // O2 below fails).
+    const std::int64_t v = m_local.load(std::memory_order_relaxed);
+    m_local.store(v + k_busy, std::memory_order_relaxed);  // O1
     // A compiler barrier only: the claimer's process_wide_barrier() orders the CPU.
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (HEIST_UNLIKELY(m_owner.load(std::memory_order_relaxed) != self)) {  // O2
       // Claimed between the two reads: count in m_state. The child this finish counts out
-      // (or the spawn being counted) keeps the group alive, so m_busy is still ours to reset.
-      // release: as O4 (pairs with C3's acquire); there is no O3 to publish here.
-      m_busy.store(false, std::memory_order_release);
+      // (or the spawn being counted) keeps the group alive, so m_local is still ours to
+      // restore. release: as O3 (pairs with C3's acquire).
+      m_local.store(v, std::memory_order_release);
       return false;
     }
     HEIST_PERTURB_POINT(owner_count_confirmed);
-    // Only we write m_local while we own the group (a claimer takes it after C3).
-    const std::int64_t v = m_local.load(std::memory_order_relaxed);
-    m_local.store(v + d, std::memory_order_relaxed);  // O3
-    // O4. release: a claimer's acquire at C3 that reads it sees O3 (and the effects of the
-    // task this finish counts out), and passes them on through its release RMW on m_state.
-    m_busy.store(false, std::memory_order_release);
+    // O3. release: a claimer's acquire at C3 that reads it sees the effects of the task this
+    // finish counts out, and passes them on through its release RMW on m_state.
+    m_local.store(v + d, std::memory_order_release);
     return true;
   }
 
@@ -407,7 +412,7 @@ class wait_context {
     if (HEIST_LIKELY(m_claimed.load(std::memory_order_acquire))) return;
     claim_slow();
   }
-  // The claim itself, once per group (src/wait_context.cpp has the steps C1-C4).
+  // The claim itself, once per group (src/wait_context.cpp has the steps C1-C3).
   HEIST_NOINLINE void claim_slow() noexcept;
   void fold(std::int64_t local) noexcept;
   // Before arming: the owner moves m_local into m_state itself (it sleeps or, for a join,
@@ -460,7 +465,6 @@ class wait_context {
   std::atomic<completion_callback*> m_resumer{nullptr};
   wait_context* m_parent;
   // The one-byte fields together (a future's state is a suspended coroutine's main cost).
-  std::atomic<bool> m_busy{false};  // the owner is changing m_local (O1..O4)
   std::atomic<bool> m_cancel{false};
   static constexpr std::uint8_t k_no_exception = 0;
   static constexpr std::uint8_t k_writing_exception = 1;
