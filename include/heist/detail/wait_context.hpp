@@ -31,7 +31,8 @@
 //     not the owner) first *claims* the group, once: it clears m_owner, forces a memory
 //     barrier on every thread of the process (membarrier), and takes m_local (once the owner
 //     is not in the middle of a change: its busy mark is in m_local itself) into m_state
-//     (change_owned has the proof). After a claim the group counts in m_state only, like a plain group.
+//     (change_owned has the proof). After a claim the group counts in m_state only, like a
+//     plain group.
 //   - A coroutine's join gives the group up the same way (its thread runs on meanwhile).
 // Without membarrier (not Linux, or refused by a seccomp filter) no group is owner-counted.
 //
