@@ -48,9 +48,8 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
     const group_start_job job = task_closure<group_start_job>(t);
     t->m_invoke(t, false);  // destroys the closure (the handle is a plain copy)
     c->m_pool.deallocate(t);
-    if (slot* stats = stats_slot(*c)) stats->m_counters.executed.bump();
     // release: as execute_task's (executor_impl::in_flight).
-    s.m_counters.finished.bump_release();
+    finish_counter(*c, s, true).bump_release();
     if (group.is_cancelled()) {
       job.handle.destroy();
       group.finish_member(c, job.owner_counted);

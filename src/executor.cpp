@@ -193,21 +193,26 @@ std::uint64_t executor_impl::in_flight() const noexcept {
   // The arenas lock keeps the set of arenas (and the counters folded in when one is
   // destroyed) fixed while the sums are taken.
   std::lock_guard<std::mutex> lock(m_arenas_lock);
-  auto slots_sum = [](const arena& a, owner_counter slot_counters::*counter) {
+  auto slots_sum = [](const arena& a, auto count) {
     std::uint64_t n = 0;
-    for (std::size_t i = 0; i < a.num_slots(); ++i) {
-      n += (a.slot_at(i).m_counters.*counter).load(std::memory_order_acquire);
-    }
+    for (std::size_t i = 0; i < a.num_slots(); ++i)
+      n += count(a.slot_at(i).m_counters);
     return n;
   };
-  std::uint64_t finished = m_retired_finished + slots_sum(*m_arena, &slot_counters::finished);
+  const auto finished_of = [](const slot_counters& k) {
+    return k.finished_total(std::memory_order_acquire);
+  };
+  const auto created_of = [](const slot_counters& k) {
+    return k.created.load(std::memory_order_acquire);
+  };
+  std::uint64_t finished = m_retired_finished + slots_sum(*m_arena, finished_of);
   for (const arena* a : m_task_arenas)
-    finished += slots_sum(*a, &slot_counters::finished);
+    finished += slots_sum(*a, finished_of);
   for (const external_shard& s : m_external)
     finished += s.finished.load(std::memory_order_acquire);
-  std::uint64_t created = m_retired_created + slots_sum(*m_arena, &slot_counters::created);
+  std::uint64_t created = m_retired_created + slots_sum(*m_arena, created_of);
   for (const arena* a : m_task_arenas)
-    created += slots_sum(*a, &slot_counters::created);
+    created += slots_sum(*a, created_of);
   for (const external_shard& s : m_external)
     created += s.created.load(std::memory_order_acquire);
   return created - finished;
@@ -283,8 +288,8 @@ void executor_impl::unregister_arena(arena& a) {
     for (std::size_t i = 0; i < a.num_slots(); ++i) {
       const slot_counters& k = a.slot_at(i).m_counters;
       m_retired_created += k.created.load(std::memory_order_acquire);
-      m_retired_finished += k.finished.load(std::memory_order_acquire);
-      m_retired_stats.executed += k.executed.load();
+      m_retired_finished += k.finished_total(std::memory_order_acquire);
+      m_retired_stats.executed += k.executed_total();
       m_retired_stats.stolen += k.stolen.load();
       m_retired_stats.steal_attempts += k.steal_attempts.load();
       m_retired_stats.failed_steals += k.failed_steals.load();

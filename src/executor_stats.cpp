@@ -50,7 +50,7 @@ namespace {
 worker_stats read_counters(const slot& s) {
   const slot_counters& k = s.m_counters;
   worker_stats w;
-  w.executed = k.executed.load();
+  w.executed = k.executed_total();
   w.stolen = k.stolen.load();
   w.steal_attempts = k.steal_attempts.load();
   w.failed_steals = k.failed_steals.load();

@@ -35,6 +35,61 @@ TEST(Stats, ExecutedCountsEveryTask) {
   EXPECT_EQ(per_worker, 1500u);
 }
 
+namespace {
+long counted_fib(int n) {
+  if (n < 2) return n;
+  long x = 0, y = 0;
+  heist::task_group g;
+  g.run([&] { x = counted_fib(n - 1); });
+  y = counted_fib(n - 2);
+  g.wait();
+  return x + y;
+}
+}  // namespace
+
+// Every path that finishes a task counts it once, and only if its body ran: fork-join
+// children popped back and run inside the wait, members of a cancelled group (skipped: not
+// executed), and tasks that the executor's workers run inside a task_arena (counted for the
+// worker, wherever the arena's slot is).
+TEST(Stats, ExecutedCountsRunBodiesOnEveryPathAndNoSkippedOne) {
+  heist::executor ex(2);
+  long fib = 0;
+  ex.submit([&] { fib = counted_fib(15); }).get();
+  ex.wait_idle();
+  EXPECT_EQ(fib, 610);
+  // The submitted task, and one spawn per call with n >= 2: fib(16) - 1 of them.
+  EXPECT_EQ(ex.stats().executed(), 1u + 986u);
+
+  ex.reset_stats();
+  std::atomic<int> ran{0};
+  ex.submit([&] {
+      heist::task_group g;
+      for (int i = 0; i < 100; ++i)
+        g.run([&] { ran.fetch_add(1); });
+      g.cancel();  // none has started: the owner is still here, the other worker may steal
+      g.wait();
+    }).get();
+  ex.wait_idle();
+  const auto skipped = ex.stats();
+  EXPECT_EQ(skipped.executed(), 1u + static_cast<std::uint64_t>(ran.load()));
+
+  ex.reset_stats();
+  std::atomic<int> in_arena{0};
+  {
+    heist::task_arena arena(2, ex);
+    for (int i = 0; i < 200; ++i)
+      arena.enqueue([&] { in_arena.fetch_add(1); });
+  }  // waits for the arena's tasks
+  ex.wait_idle();
+  EXPECT_EQ(in_arena.load(), 200);
+  const auto visited = ex.stats();
+  EXPECT_EQ(visited.executed(), 200u);
+  std::uint64_t per_worker = visited.external.executed;
+  for (const auto& w : visited.workers)
+    per_worker += w.executed;
+  EXPECT_EQ(per_worker, 200u);
+}
+
 TEST(Stats, ResetStatsZeroesCounters) {
   heist::executor ex(2);
   for (int i = 0; i < 100; ++i)

@@ -128,7 +128,7 @@ class arena {
   std::uint64_t in_flight() const noexcept {
     std::uint64_t finished = 0, created = 0;
     for (std::size_t i = 0; i < m_num_slots; ++i) {
-      finished += m_slots[i].m_counters.finished.load(std::memory_order_acquire);
+      finished += m_slots[i].m_counters.finished_total(std::memory_order_acquire);
     }
     created += m_injected.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < m_num_slots; ++i) {

@@ -45,6 +45,21 @@ inline slot* stats_slot(const thread_context& c) noexcept {
   return c.m_home != nullptr ? c.m_home : c.m_slot;
 }
 
+// The counter that counts a task finishing on slot `s` of thread `c`, whose body ran if `ran`
+// (the caller bumps it, with release, once the task is over): where `s` holds the thread's
+// own statistics (a worker at home, a thread on a leased slot) a task that ran is counted
+// once for flow and statistics (finished_executed); a worker's task on another slot counts
+// its statistics at home now and its flow at `s`.
+HEIST_ALWAYS_INLINE owner_counter& finish_counter(const thread_context& c, slot& s,
+                                                  bool ran) noexcept {
+  slot* const home = c.m_home;
+  if (HEIST_LIKELY(ran && (home == nullptr || home == &s))) {
+    return s.m_counters.finished_executed;
+  }
+  if (ran) home->m_counters.executed.bump();
+  return s.m_counters.finished;
+}
+
 // --- running a task (inline: the hot path of the scheduler's loops and of the wait) ------
 // Runs `t`'s body and records its span in the trace of the thread's slot, or the executor's
 // list for threads without one (executor_options::trace). Out of line: the untraced path
@@ -75,11 +90,9 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
   const bool run = group == nullptr || !group->is_cancelled();
   slot* const s = c.m_slot;
   const bool on_slot = OwnChild || s != nullptr;
-  // Counted when the body starts: a statistic, and `run` then need not be kept across the
-  // call on the slot's path.
-  if (on_slot && run) {
-    if (slot* stats = stats_slot(c)) stats->m_counters.executed.bump();
-  }
+  // Chosen before the body starts, so that `run` need not be kept across the call on the
+  // slot's path.
+  owner_counter* const finished = on_slot ? &finish_counter(c, *s, run) : nullptr;
   wait_context* const saved_group = c.m_group;
   c.m_group = group;
   if constexpr (OwnChild) {
@@ -106,7 +119,7 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
   }
   if (on_slot) {
     // release: see owner_counter::bump_release and executor_impl::in_flight.
-    s->m_counters.finished.bump_release();
+    finished->bump_release();
   } else {
     c.m_exec->count_external_finished(c, run);
   }

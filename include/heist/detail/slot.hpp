@@ -50,16 +50,30 @@ class owner_counter {
 struct slot_counters {
   // Flow, by location: tasks spawned into this slot's deque, and tasks that finished (ran
   // or were skipped) on this slot. executor_impl::in_flight and task_arena's destructor add
-  // these up.
+  // these up (finished_total).
   owner_counter created;
   owner_counter finished;
   // Load-monitor statistics, by thread: a worker counts here (its own slot) even while it
-  // runs tasks of a task_arena on another slot.
+  // runs tasks of a task_arena on another slot (executed_total).
   owner_counter executed;  // task bodies run
+  // The common case of both at once: a task whose body ran on this slot, run by the thread
+  // whose statistics this slot holds, is one bump here, in neither counter above (one store
+  // per task fewer: issue 13's seventeenth round). finish_counter (run_task.hpp) picks.
+  owner_counter finished_executed;
   owner_counter stolen;
   owner_counter steal_attempts;
   owner_counter failed_steals;
   owner_counter sleeps;
+
+  // Tasks that finished on this slot, run or skipped. Read before the created counters (the
+  // in-flight sums' order; acquire pairs with the bumps' release).
+  std::uint64_t finished_total(std::memory_order order) const noexcept {
+    return finished.load(order) + finished_executed.load(order);
+  }
+  // Task bodies that the thread whose statistics this slot holds ran, on any slot.
+  std::uint64_t executed_total() const noexcept {
+    return executed.load() + finished_executed.load();
+  }
 };
 
 struct alignas(k_cache_line) slot {
