@@ -33,11 +33,11 @@ class task_group {
   // Waits for the tasks still running. If the group is destroyed by an exception
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
   // collected by wait() are dropped.
-  // Inline: after wait() (the common case) nothing was run since, so there is no count to
-  // check, and that wait took the exception its tasks threw, if any (only tasks of the group,
-  // run since, capture one; run_and_wait's function is followed by a wait).
+  // Inline: after wait() (the common case) both parts of the count read zero (quiet()), and
+  // nothing is left to do; anything else (a task still counted, a count that only adds up to
+  // zero, a claimed group) goes out of line to wait properly.
   HEIST_ALWAYS_INLINE ~task_group() {
-    if (HEIST_UNLIKELY(m_run_since_wait.load(std::memory_order_relaxed))) wait_in_destructor();
+    if (HEIST_UNLIKELY(!m_context.quiet())) wait_in_destructor();
   }
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
@@ -46,10 +46,6 @@ class task_group {
   // Or a heist::task<void> (coroutine.hpp): a member of the group until it ends.
   template <class F>
   void run(F&& f) {
-    // relaxed: read by the destructor on the owning thread; a run() from another thread (a
-    // task of the group, or a thread the owner synchronizes with before destroying the group)
-    // happens-before that read, so the read sees this store or a later one.
-    m_run_since_wait.store(true, std::memory_order_relaxed);
     if constexpr (requires { typename std::decay_t<F>::promise_type; }) {
       detail::run_task_in_group(*m_arena, m_context, std::forward<F>(f));
     } else {
@@ -77,10 +73,6 @@ class task_group {
   // (run_task.hpp, wait_for_group).
   HEIST_ALWAYS_INLINE void wait() {
     detail::wait_for_group(*m_arena, m_context);
-    // relaxed: each run() before this wait counted a task that has finished now, so its
-    // store happened-before this one (the task's finishing RMW, then done()'s acquire) and
-    // comes before it in the flag's order.
-    m_run_since_wait.store(false, std::memory_order_relaxed);
     m_context.reset();
     if (HEIST_UNLIKELY(m_context.has_exception())) {
       std::rethrow_exception(m_context.take_exception());
@@ -118,8 +110,6 @@ class task_group {
   }
 
   detail::arena* m_arena;
-  // Whether run() was called since the last wait(): the destructor waits only if so.
-  std::atomic<bool> m_run_since_wait{false};
   mutable detail::wait_context m_context;  // not over-aligned (see wait_context's fields)
 };
 

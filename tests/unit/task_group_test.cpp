@@ -239,8 +239,9 @@ TEST(TaskGroup, DestructorWaitsForOutstandingTasks) {
   EXPECT_EQ(done.load(), 50);
 }
 
-// The destructor skips its count check after a wait() with no run() since; a run() after
-// the wait, on the owner or on another thread, must still be waited for.
+// The destructor skips its wait when both parts of the group's count read zero (after a
+// wait() with no run() since); a run() after the wait, on the owner or on another thread,
+// must still be waited for.
 TEST(TaskGroup, DestructorWaitsForTasksRunAfterAWait) {
   heist::executor ex(2);
   std::atomic<int> done{0};
@@ -270,6 +271,45 @@ TEST(TaskGroup, DestructorWaitsForTasksRunAfterAWait) {
     other.join();  // the run() happens-before the destructor
   }
   EXPECT_EQ(done.load(), 11);
+}
+
+// The same inside a task, where the group is owner-counted: the owner's own part of the
+// count and the thieves' part. Children left unwaited, some stolen and some run by the owner,
+// are waited for by the destructor; after a wait in which thieves finished some children the
+// two parts only add up to zero, and the destructor must not mistake that for work left.
+TEST(TaskGroup, DestructorInsideATaskWaitsForStolenAndOwnChildren) {
+  heist::executor ex(2);
+  std::atomic<int> done{0};
+  std::atomic<int> after_scope{-1};
+  ex.submit([&] {
+      {
+        heist::task_group g;
+        for (int i = 0; i < 40; ++i) {
+          g.run([&] {
+            std::this_thread::sleep_for(200us);
+            done.fetch_add(1);
+          });
+        }
+        std::this_thread::sleep_for(2ms);  // the other worker steals some meanwhile
+      }
+      after_scope = done.load();
+      {
+        heist::task_group g;
+        for (int i = 0; i < 40; ++i) {
+          g.run([&] {
+            std::this_thread::sleep_for(100us);
+            done.fetch_add(1);
+          });
+        }
+        g.wait();
+        g.run([&] {
+          std::this_thread::sleep_for(3ms);
+          done.fetch_add(1);
+        });
+      }
+    }).get();
+  EXPECT_EQ(after_scope.load(), 40);
+  EXPECT_EQ(done.load(), 81);
 }
 
 // An exception thrown by a task run after a wait() that took an earlier one is waited for

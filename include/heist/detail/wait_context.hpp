@@ -182,6 +182,22 @@ class wait_context {
     return count_of(m_state.load(std::memory_order_acquire)) == 0;
   }
 
+  // True if both parts of the count read zero: nothing of the group is counted anywhere.
+  // task_group's destructor skips its wait on it. Only the group's owner, or a thread that
+  // every run() into the group happened-before, may rely on a true (the tasks it counted have
+  // finished, or it would read a part that counts them); a false is never wrong, only slower
+  // (after a wait in which thieves finished some of the owner's children, the two parts add
+  // up to zero without being zero; a claimed group keeps its marker in m_local): the caller
+  // then waits properly. m_local relaxed: the owner's own word (a claim leaves its marker).
+  // m_state acquire: pairs with the release part of the finishing RMWs (count_change), so a
+  // task another thread finished is over, its last touch of the group included, before the
+  // caller frees the group (without it TSan saw the next group, built on the same stack
+  // memory, race with the RMW of a child finished by a worker).
+  HEIST_ALWAYS_INLINE bool quiet() const noexcept {
+    return (m_local.load(std::memory_order_relaxed) |
+            static_cast<std::int64_t>(m_state.load(std::memory_order_acquire))) == 0;
+  }
+
   // --- the sleeping waiter ---------------------------------------------------------------
   enum class arm_result { armed, done, busy };
   // Announces that `p`'s owner will sleep until the count reaches zero. `busy`: another
