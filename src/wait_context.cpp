@@ -18,8 +18,9 @@ void wait_context::claim_slow() noexcept {
   // C2: every thread of the process executes a full barrier (see change_owned).
   process_wide_barrier();
   // C3: take m_local's last value, one without the owner's busy mark: after it no owner
-  // changes it (O2 fails), but an owner inside O1..O3 finishes first. acquire: pairs with O3's
-  // release (and the back-out's); relaxed on failure (the value is read again).
+  // changes it (O2 fails), but an owner inside O1..O3 finishes first. acquire, on success and
+  // on failure alike: pairs with O3's release (and the back-out's), and a failed CAS's value
+  // is the one the next try takes.
   std::int64_t local = m_local.load(std::memory_order_acquire);
   for (unsigned spins = 0;; ++spins) {
     if (is_busy(local)) {
