@@ -9,6 +9,16 @@
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 
+namespace {
+// The executed counts of every worker and of the threads outside the pool, added up.
+std::uint64_t executed_per_worker(const heist::executor_stats& s) {
+  std::uint64_t n = s.external.executed;
+  for (const auto& w : s.workers)
+    n += w.executed;
+  return n;
+}
+}  // namespace
+
 TEST(Stats, OneEntryPerWorker) {
   heist::executor ex(3);
   const heist::executor_stats s = ex.stats();
@@ -29,23 +39,8 @@ TEST(Stats, ExecutedCountsEveryTask) {
   ex.wait_idle();
   const auto s = ex.stats();
   EXPECT_EQ(s.executed(), 1500u);
-  std::uint64_t per_worker = s.external.executed;
-  for (const auto& w : s.workers)
-    per_worker += w.executed;
-  EXPECT_EQ(per_worker, 1500u);
+  EXPECT_EQ(executed_per_worker(s), 1500u);
 }
-
-namespace {
-long counted_fib(int n) {
-  if (n < 2) return n;
-  long x = 0, y = 0;
-  heist::task_group g;
-  g.run([&] { x = counted_fib(n - 1); });
-  y = counted_fib(n - 2);
-  g.wait();
-  return x + y;
-}
-}  // namespace
 
 // Every path that finishes a task counts it once, and only if its body ran: fork-join
 // children popped back and run inside the wait, members of a cancelled group (skipped: not
@@ -54,7 +49,7 @@ long counted_fib(int n) {
 TEST(Stats, ExecutedCountsRunBodiesOnEveryPathAndNoSkippedOne) {
   heist::executor ex(2);
   long fib = 0;
-  ex.submit([&] { fib = counted_fib(15); }).get();
+  ex.submit([&] { fib = heist_test::fork_join_fib(15); }).get();
   ex.wait_idle();
   EXPECT_EQ(fib, 610);
   // The submitted task, and one spawn per call with n >= 2: fib(16) - 1 of them.
@@ -84,10 +79,7 @@ TEST(Stats, ExecutedCountsRunBodiesOnEveryPathAndNoSkippedOne) {
   EXPECT_EQ(in_arena.load(), 200);
   const auto visited = ex.stats();
   EXPECT_EQ(visited.executed(), 200u);
-  std::uint64_t per_worker = visited.external.executed;
-  for (const auto& w : visited.workers)
-    per_worker += w.executed;
-  EXPECT_EQ(per_worker, 200u);
+  EXPECT_EQ(executed_per_worker(visited), 200u);
 }
 
 TEST(Stats, ResetStatsZeroesCounters) {

@@ -14,6 +14,7 @@
 #include "heist/detail/idle_state.hpp"
 #include "heist/detail/topology.hpp"
 #include "heist/heist.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -148,19 +149,8 @@ TEST(Topology, ExecutorRunsOnAnInjectedTwoDomainMachine) {
   EXPECT_EQ(heist::detail::machine_topology().llc_domains(), 2u);
   heist::executor ex(4);
   // Fork-join, loops and outside submissions over the topology-aware paths.
-  struct fib {
-    static long run(int n) {
-      if (n < 2) return n;
-      long a = 0, b = 0;
-      heist::task_group g;
-      g.run([&] { a = run(n - 1); });
-      b = run(n - 2);
-      g.wait();
-      return a + b;
-    }
-  };
   for (int round = 0; round < 20; ++round) {
-    EXPECT_EQ(ex.submit([] { return fib::run(20); }).get(), 6765);
+    EXPECT_EQ(ex.submit([] { return heist_test::fork_join_fib(20); }).get(), 6765);
     std::atomic<int> ran{0};
     for (int i = 0; i < 200; ++i)
       ex.post([&] { ran.fetch_add(1); });
