@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "heist/parallel_for.hpp"
 #include "heist/partitioner.hpp"
@@ -149,5 +151,36 @@ inline void chain_of_waits(heist::executor& ex, std::atomic<long>& levels, int d
   g.run([&ex, &levels, depth] { chain_of_waits(ex, levels, depth - 1); });
   g.wait();
 }
+
+// A thread-safe log of names (of tasks, nodes, arenas), in the order they were added.
+class run_log {
+ public:
+  void add(const std::string& s) {
+    std::lock_guard<std::mutex> lock(m_lock);
+    m_entries.push_back(s);
+  }
+  void add(char c) { add(std::string(1, c)); }
+  std::vector<std::string> entries() const {
+    std::lock_guard<std::mutex> lock(m_lock);
+    return m_entries;
+  }
+  std::string joined() const {
+    std::string out;
+    for (const auto& e : entries())
+      out += e;
+    return out;
+  }
+  // The index of the first entry `s`; the number of entries when there is none.
+  std::size_t position(const std::string& s) const {
+    const auto e = entries();
+    for (std::size_t i = 0; i < e.size(); ++i)
+      if (e[i] == s) return i;
+    return e.size();
+  }
+
+ private:
+  mutable std::mutex m_lock;
+  std::vector<std::string> m_entries;
+};
 
 }  // namespace heist_test

@@ -20,19 +20,6 @@ namespace {
 using namespace std::chrono_literals;
 using heist_test::eventually;
 
-struct order_log {
-  std::mutex lock;
-  std::string seq;
-  void add(char ch) {
-    std::lock_guard<std::mutex> g(lock);
-    seq += ch;
-  }
-  std::string get() {
-    std::lock_guard<std::mutex> g(lock);
-    return seq;
-  }
-};
-
 TEST(Priority, InvalidValueIsAnErrorNamingIt) {
   heist::executor ex(1);
   try {
@@ -64,7 +51,7 @@ TEST(Priority, QueuedWorkIsServedHighestPriorityFirst) {
         std::this_thread::yield();
     });
     ASSERT_TRUE(eventually([&] { return blocked.load(); }));
-    order_log log;
+    heist_test::run_log log;
     for (int i = 0; i < 3; ++i) {
       low.enqueue([&log, i] { log.add(static_cast<char>('a' + i)); });
       normal.enqueue([&log, i] { log.add(static_cast<char>('n' + i)); });
@@ -72,8 +59,8 @@ TEST(Priority, QueuedWorkIsServedHighestPriorityFirst) {
       ex.post([&log] { log.add('d'); });
     }
     release = true;
-    ASSERT_TRUE(eventually([&] { return log.get().size() == 12; }, 20s)) << log.get();
-    const std::string s = log.get();
+    ASSERT_TRUE(eventually([&] { return log.joined().size() == 12; }, 20s)) << log.joined();
+    const std::string s = log.joined();
     EXPECT_EQ(s.substr(0, 3), "ABC") << s;
     EXPECT_EQ(s.substr(9), "abc") << s;
     // The normal ones, in between: the task arena's in its order, the default arena's.
@@ -139,14 +126,14 @@ TEST(Priority, LowWorkRunsWhenHigherWorkIsDoneAndKeepsItsOrder) {
   heist::executor ex(2);
   heist::task_arena low(1, ex, heist::priority::low);
   heist::task_arena high(2, ex, heist::priority::high);
-  order_log log;
+  heist_test::run_log log;
   std::atomic<int> highs{0};
   for (int i = 0; i < 26; ++i) {
     low.enqueue([&log, i] { log.add(static_cast<char>('a' + i)); });
     high.enqueue([&] { highs.fetch_add(1); });
   }
-  ASSERT_TRUE(eventually([&] { return log.get().size() == 26; }, 20s));
-  EXPECT_EQ(log.get(), "abcdefghijklmnopqrstuvwxyz");
+  ASSERT_TRUE(eventually([&] { return log.joined().size() == 26; }, 20s));
+  EXPECT_EQ(log.joined(), "abcdefghijklmnopqrstuvwxyz");
   EXPECT_EQ(highs.load(), 26);
 }
 

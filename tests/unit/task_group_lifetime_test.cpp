@@ -1,0 +1,209 @@
+// SPEC section 3: how long a task_group lives and how deep its waits go: the destructor's
+// wait, and chains of 100,000 run/wait levels (kind: requirement, boundary).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <latch>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "heist/detail/thread_context.hpp"
+#include "heist/heist.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+
+using heist_test::fork_join_fib;
+
+TEST(TaskGroup, DestructorWaitsForOutstandingTasks) {
+  heist::executor ex(2);
+  std::atomic<int> done{0};
+  {
+    heist::task_group g(ex);
+    for (int i = 0; i < 50; ++i) {
+      g.run([&] {
+        std::this_thread::sleep_for(1ms);
+        done.fetch_add(1);
+      });
+    }
+  }
+  EXPECT_EQ(done.load(), 50);
+}
+
+// The destructor skips its wait when both parts of the group's count read zero (after a
+// wait() with no run() since); a run() after the wait, on the owner or on another thread,
+// must still be waited for.
+TEST(TaskGroup, DestructorWaitsForTasksRunAfterAWait) {
+  heist::executor ex(2);
+  std::atomic<int> done{0};
+  {
+    heist::task_group g(ex);
+    g.run([&] { done.fetch_add(1); });
+    g.wait();
+    EXPECT_EQ(done.load(), 1);
+    for (int i = 0; i < 8; ++i) {
+      g.run([&] {
+        std::this_thread::sleep_for(2ms);
+        done.fetch_add(1);
+      });
+    }
+  }
+  EXPECT_EQ(done.load(), 9);
+  {
+    heist::task_group g(ex);
+    g.run([&] { done.fetch_add(1); });
+    g.wait();
+    std::thread other([&] {
+      g.run([&] {
+        std::this_thread::sleep_for(5ms);
+        done.fetch_add(1);
+      });
+    });
+    other.join();  // the run() happens-before the destructor
+  }
+  EXPECT_EQ(done.load(), 11);
+}
+
+// The same inside a task, where the group is owner-counted: the owner's own part of the
+// count and the thieves' part. Children left unwaited, some stolen and some run by the owner,
+// are waited for by the destructor; after a wait in which thieves finished some children the
+// two parts only add up to zero, and the destructor must not mistake that for work left.
+TEST(TaskGroup, DestructorInsideATaskWaitsForStolenAndOwnChildren) {
+  heist::executor ex(2);
+  std::atomic<int> done{0};
+  std::atomic<int> after_scope{-1};
+  ex.submit([&] {
+      {
+        heist::task_group g;
+        for (int i = 0; i < 40; ++i) {
+          g.run([&] {
+            std::this_thread::sleep_for(200us);
+            done.fetch_add(1);
+          });
+        }
+        std::this_thread::sleep_for(2ms);  // the other worker steals some meanwhile
+      }
+      after_scope = done.load();
+      {
+        heist::task_group g;
+        for (int i = 0; i < 40; ++i) {
+          g.run([&] {
+            std::this_thread::sleep_for(100us);
+            done.fetch_add(1);
+          });
+        }
+        g.wait();
+        g.run([&] {
+          std::this_thread::sleep_for(3ms);
+          done.fetch_add(1);
+        });
+      }
+    }).get();
+  EXPECT_EQ(after_scope.load(), 40);
+  EXPECT_EQ(done.load(), 81);
+}
+
+// An exception thrown by a task run after a wait() that took an earlier one is waited for
+// and dropped by the destructor: nothing escapes, nothing leaks (the exception object is
+// destroyed with the group).
+TEST(TaskGroup, DestructorDropsTheExceptionOfATaskRunAfterAWait) {
+  struct counted_error {
+    std::atomic<int>* destroyed;
+    counted_error(std::atomic<int>* d) : destroyed(d) {}
+    counted_error(const counted_error& o) : destroyed(o.destroyed) { destroyed->fetch_sub(1); }
+    ~counted_error() { destroyed->fetch_add(1); }
+  };
+  heist::executor ex(2);
+  std::atomic<int> destroyed{0};
+  std::atomic<int> second_ran{0};
+  {
+    heist::task_group g(ex);
+    g.run([] { throw std::runtime_error("first"); });
+    EXPECT_THROW(g.wait(), std::runtime_error);
+    g.run([&] {
+      second_ran.fetch_add(1);
+      throw counted_error(&destroyed);
+    });
+  }
+  EXPECT_EQ(second_ran.load(), 1);
+  // Every copy of the thrown object was destroyed: net one destruction per object thrown.
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+// The nesting a chain of run/wait levels counts (the headroom check's depth,
+// stack_headroom.hpp). task_group::wait's inline first step (run_task.hpp) counts a level only
+// where the depth is what guards the stack: under TSan (its shadow call stack is 256 levels
+// deep), and on a stack of unknown bounds, where the step is left to the helping wait, which
+// counts. Elsewhere the address check alone bounds it and the step counts nothing. One worker
+// and no helper: every child is popped back, so the bottom of the chain sees the whole count.
+namespace {
+std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t levels,
+                                         bool unknown_stack_bounds) {
+  std::uint32_t at_start = 0;
+  std::uint32_t at_bottom = 0;
+  std::function<void(std::uint32_t)> rec = [&](std::uint32_t depth) {
+    if (depth == levels) {
+      at_bottom = heist::detail::t_context->m_help_depth;
+      return;
+    }
+    heist::task_group g;
+    g.run([&, depth] { rec(depth + 1); });
+    g.wait();
+  };
+  // The main thread blocks on a latch and does not help: nobody can steal a level, so the
+  // whole chain runs on the one worker.
+  std::latch done(1);
+  ex.post([&] {
+    heist::detail::thread_context& c = *heist::detail::t_context;
+    const std::uintptr_t limit = c.m_stack_limit;
+    if (unknown_stack_bounds) c.m_stack_limit = 0;
+    at_start = c.m_help_depth;
+    rec(0);
+    c.m_stack_limit = limit;
+    done.count_down();
+  });
+  done.wait();
+  return at_bottom - at_start;
+}
+}  // namespace
+
+TEST(TaskGroup, AChainOfWaitsCountsItsNestingWhereTheDepthGuardsTheStack) {
+  heist::executor ex(1);
+  constexpr std::uint32_t levels = 50;
+  EXPECT_EQ(nesting_counted_by_a_chain(ex, levels, false), HEIST_TSAN ? levels : 0u);
+  EXPECT_EQ(nesting_counted_by_a_chain(ex, levels, true), levels);
+}
+
+// The 8 MiB tests: 100,000 levels of run/wait, one child per level.
+TEST(TaskGroup, HundredThousandLevelsOfRunWaitOnOneWorker) {
+  heist::executor ex(1);
+  std::atomic<long> levels{0};
+  ex.submit([&] { heist_test::chain_of_waits(ex, levels, 100000); }).get();
+  EXPECT_EQ(levels.load(), 100000);
+}
+
+TEST(TaskGroup, HundredThousandLevelsFromTheMainThread) {
+  heist::executor ex(1);
+  std::atomic<long> levels{0};
+  heist_test::chain_of_waits(ex, levels, 100000);
+  EXPECT_EQ(levels.load(), 100000);
+}
+
+TEST(TaskGroup, HundredThousandLevelsOfRunAndWait) {
+  heist::executor ex(2);
+  std::atomic<int> levels{0};
+  std::function<void(int)> rec = [&](int depth) {
+    if (depth == 0) return;
+    levels.fetch_add(1, std::memory_order_relaxed);
+    heist::task_group g;
+    g.run_and_wait([&, depth] { rec(depth - 1); });
+  };
+  ex.submit([&] { rec(100000); }).get();
+  EXPECT_EQ(levels.load(), 100000);
+}
