@@ -59,6 +59,7 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
     p.m_group = &group;
     p.m_owner_counted = job.owner_counted;
     p.m_inlined_by = joiner;
+    c->m_group = &group;  // the member's body runs in its group (resume.hpp, enter_group)
     return job.handle;
   }
 }

@@ -28,7 +28,7 @@ class task;
 namespace detail {
 
 template <class T>
-class task_promise_base {
+class task_promise_base : public heist_promise_tag {
  public:
   std::suspend_always initial_suspend() noexcept { return {}; }
   struct final_awaiter {
@@ -99,6 +99,29 @@ class task_promise<void> : public task_promise_base<void> {
   }
 };
 
+// co_await on a task (task::operator co_await): the task runs in the awaiting heist
+// coroutine's group, or in none when the awaiting coroutine is not heist's (resume.hpp,
+// enter_group).
+template <class T>
+struct task_awaiter {
+  std::coroutine_handle<task_promise<T>> handle;
+  wait_context* resume_group;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiting) noexcept {
+    handle.promise().m_continuation = awaiting;
+    if constexpr (!k_heist_promise<P>) {
+      resume_group = nullptr;
+      enter_group(nullptr);
+    }
+    return handle;
+  }
+  T await_resume() {
+    enter_group(resume_group);
+    return handle.promise().result();
+  }
+};
+
 // Takes the frame out of a task (it then frees itself at its end).
 struct task_access {
   template <class T>
@@ -146,17 +169,8 @@ class [[nodiscard]] task {
 
   // Starts this task on the awaiting coroutine's thread (symmetric transfer) and resumes the
   // awaiter with its result when it ends, or rethrows its exception there.
-  auto operator co_await() && noexcept {
-    struct awaiter {
-      std::coroutine_handle<promise_type> handle;
-      bool await_ready() const noexcept { return false; }
-      std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
-        handle.promise().m_continuation = awaiting;
-        return handle;
-      }
-      T await_resume() { return handle.promise().result(); }
-    };
-    return awaiter{m_handle};
+  detail::task_awaiter<T> operator co_await() && noexcept {
+    return detail::task_awaiter<T>{m_handle, detail::current_group()};
   }
 
  private:
@@ -204,7 +218,8 @@ struct start_job {
 template <class T>
 class future_awaiter final : public completion_callback {
  public:
-  explicit future_awaiter(future_state<T>* s) noexcept : m_state(s) {}
+  explicit future_awaiter(future_state<T>* s) noexcept
+      : m_state(s), m_resume_group(current_group()) {}
   future_awaiter(const future_awaiter&) = delete;
   future_awaiter& operator=(const future_awaiter&) = delete;
   ~future_awaiter() {
@@ -214,8 +229,10 @@ class future_awaiter final : public completion_callback {
     if (m_state == nullptr) throw std::future_error(std::future_errc::no_state);
     return m_state->ready();
   }
-  bool await_suspend(std::coroutine_handle<> h) noexcept {
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) noexcept {
     m_handle = h;
+    m_resume_group = group_to_resume_in<P>(m_resume_group);
     // Where the coroutine runs now: it resumes there if the future is completed by a thread
     // outside every executor (otherwise on the completing thread's executor).
     const thread_context* c = t_context;
@@ -224,12 +241,14 @@ class future_awaiter final : public completion_callback {
   }
   void fire() noexcept override { resume_in(continuation_arena(m_home), m_handle); }
   T await_resume() {
+    enter_group(m_resume_group);
     if (m_state->m_error) std::rethrow_exception(m_state->m_error);
     if constexpr (!std::is_void_v<T>) return std::move(*m_state->m_value);
   }
 
  private:
   future_state<T>* m_state;
+  wait_context* m_resume_group;  // the running group to put back (resume.hpp, enter_group)
   arena* m_home = nullptr;
   std::coroutine_handle<> m_handle;
 };
@@ -254,6 +273,7 @@ struct group_start_job {
     task_promise<void>& p = handle.promise();
     p.m_group = group;
     p.m_owner_counted = owner_counted;
+    enter_group(group);  // its body runs in its group; run_task_of puts the task's back
     handle.resume();
   }
 };
@@ -275,11 +295,15 @@ void run_task_in_group(arena& a, wait_context& group, Task&& t) {
 
 struct schedule_awaitable {
   arena* target;
+  wait_context* resume_group = current_group();  // put back on resuming (resume.hpp)
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> h) {
+    // Before the spawn: from then on the coroutine may resume on another thread.
+    resume_group = group_to_resume_in<P>(resume_group);
     spawn<resume_job>(*target, nullptr, h);  // executor_closed propagates to the awaiter
   }
-  void await_resume() const noexcept {}
+  void await_resume() const noexcept { enter_group(resume_group); }
 };
 
 }  // namespace detail

@@ -33,10 +33,13 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
 // co_await group.join(): suspends until the group's tasks are done; the last one resumes it.
 class join_awaiter final : public completion_callback {
  public:
-  join_awaiter(wait_context& ctx, arena& a) noexcept : m_ctx(ctx), m_arena(a) {}
+  join_awaiter(wait_context& ctx, arena& a) noexcept
+      : m_ctx(ctx), m_arena(a), m_resume_group(current_group()) {}
   bool await_ready() const noexcept { return m_ctx.done(); }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
+  template <class P>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
     m_handle = h;
+    m_resume_group = group_to_resume_in<P>(m_resume_group);
     return next();
   }
 
@@ -68,6 +71,8 @@ class join_awaiter final : public completion_callback {
   void fire() noexcept override { resume_in(continuation_arena(&m_arena), m_handle); }
   std::coroutine_handle<> coroutine() const noexcept override { return m_handle; }
   void await_resume() {
+    // An inline member ran in its group, and a resume task in none: back to the joiner's.
+    enter_group(m_resume_group);
     // acquire: the tasks' effects (done() pairs with their finish_one).
     (void)m_ctx.done();
     m_ctx.reset();
@@ -77,6 +82,7 @@ class join_awaiter final : public completion_callback {
  private:
   wait_context& m_ctx;
   arena& m_arena;
+  wait_context* m_resume_group;  // the running group to put back (resume.hpp, enter_group)
   std::coroutine_handle<> m_handle;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <coroutine>
+#include <type_traits>
 
 #include "heist/detail/arena.hpp"
 #include "heist/detail/spawn.hpp"
@@ -16,6 +17,36 @@ inline arena& continuation_arena(arena* own) {
   const thread_context* c = t_context;
   if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
   return own != nullptr ? *own : default_executor_arena();
+}
+
+// --- the group a coroutine runs in (docs/design-async.md, "The group a coroutine runs in") --
+// A heist coroutine has an enclosing group E for its whole life: the task_group it is a
+// member of (task_group::run(task)), else the E of the heist coroutine that awaits it, else
+// none. While its body runs, the thread's running group (thread_context::m_group, the
+// parent of new groups) is E, so groups created inside a member nest under its group as they
+// do inside a task, wherever and however often it resumes. Each heist awaiter notes the
+// running group when it is made (in the body, so E) and puts it back when the body resumes;
+// in a coroutine that is not heist's it puts back none, since that coroutine may outlive the
+// group of the task that first ran it. E outlives the body: a group waits for its members,
+// and an awaiting coroutine for the task it awaits.
+struct heist_promise_tag {};
+template <class P>
+inline constexpr bool k_heist_promise = std::is_base_of_v<heist_promise_tag, P>;
+
+// The running group to put back when a coroutine of promise type P resumes, given the one
+// noted when its awaiter was made.
+template <class P>
+inline wait_context* group_to_resume_in(wait_context* noted) noexcept {
+  if constexpr (k_heist_promise<P>) {
+    return noted;
+  } else {
+    return nullptr;
+  }
+}
+
+// Makes `g` the calling thread's running group (a body resumes; a member starts).
+inline void enter_group(wait_context* g) noexcept {
+  if (thread_context* const c = t_context) c->m_group = g;
 }
 
 // A heist task that resumes a coroutine.
@@ -44,7 +75,10 @@ inline void resume_in(arena& a, std::coroutine_handle<> h) noexcept {
     }
     spawn<resume_job>(a, nullptr, h);
   } catch (...) {
+    // Outside any task here: what the body makes the running group must not stay.
+    wait_context* const outside = current_group();
     h.resume();
+    enter_group(outside);
   }
 }
 
