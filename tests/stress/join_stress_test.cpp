@@ -138,6 +138,68 @@ TEST(JoinStress, InlineJoinsCountEveryLeafOnce) {
   }
 }
 
+// The group a coroutine runs in (docs/design-async.md), raced: trees of coroutine members that
+// are taken inline or stolen, hop to another executor, or wait on promises an outside thread
+// opens; one leaf cancels the root group. A group that a member makes after it has seen the
+// root cancelling must read cancelling at once, before its join and after it (wherever the
+// member resumed); no leaf runs twice, and the cancelling leaf runs.
+struct cancel_tree_state {
+  explicit cancel_tree_state(std::size_t leaves) : ran(leaves), gates(leaves) {}
+  std::vector<std::atomic<int>> ran;
+  std::vector<heist::promise<int>> gates;
+  std::atomic<int> late_uncancelled{0};
+};
+
+heist::task<void> cancel_tree(int depth, int id, int cancel_at, heist::task_group& root,
+                              cancel_tree_state& st, heist::executor& other) {
+  const auto leaf = static_cast<std::size_t>(id);
+  if (depth == 0) {
+    if (id % 7 == 0) {
+      (void)co_await st.gates[leaf].get_future();
+    } else if (id % 5 == 0) {
+      co_await heist::schedule(other);
+    }
+    st.ran[leaf].fetch_add(1);
+    if (id == cancel_at) root.cancel();
+    co_return;
+  }
+  const bool seen_before = root.is_canceling();
+  heist::task_group g;
+  if (seen_before && !g.is_canceling()) st.late_uncancelled.fetch_add(1);
+  g.run(cancel_tree(depth - 1, 2 * id, cancel_at, root, st, other));
+  g.run(cancel_tree(depth - 1, 2 * id + 1, cancel_at, root, st, other));
+  co_await g.join();
+  const bool seen_after = root.is_canceling();
+  heist::task_group later;
+  if (seen_after && !later.is_canceling()) st.late_uncancelled.fetch_add(1);
+}
+
+TEST(JoinStress, CancellingARootReachesGroupsMadeInCoroutineMembers) {
+  watchdog dog("CancellingARootReachesGroupsMadeInCoroutineMembers", 300s);
+  constexpr int k_depth = 7;  // leaves 128..255
+  constexpr int k_first_leaf = 1 << k_depth;
+  for (std::size_t workers = 1; workers <= 3; ++workers) {
+    heist::executor ex(workers), other(1);
+    const std::size_t rounds = scaled(200);
+    for (std::size_t round = 0; round < rounds; ++round) {
+      cancel_tree_state st(2 * k_first_leaf);
+      const int cancel_at = k_first_leaf + static_cast<int>((round * 37) % k_first_leaf);
+      heist::task_group root(ex);
+      root.run(cancel_tree(k_depth, 1, cancel_at, root, st, other));
+      std::thread opener([&] {
+        for (std::size_t i = 0; i < st.gates.size(); i += 7)
+          st.gates[i].set_value(1);
+      });
+      root.wait();
+      opener.join();
+      ASSERT_EQ(st.late_uncancelled.load(), 0) << workers << " workers, round " << round;
+      ASSERT_EQ(st.ran[static_cast<std::size_t>(cancel_at)].load(), 1) << "round " << round;
+      for (std::size_t i = k_first_leaf; i < st.ran.size(); ++i)
+        ASSERT_LE(st.ran[i].load(), 1) << "leaf " << i << ", round " << round;
+    }
+  }
+}
+
 // The waiter's short path and the destructor's skip (issue 13, eleventh round), raced: a
 // worker's group runs children that run more children into the same group (on whichever
 // thread took them) while children of a second group sit interleaved on the same deque;
