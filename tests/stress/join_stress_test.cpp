@@ -140,13 +140,16 @@ TEST(JoinStress, InlineJoinsCountEveryLeafOnce) {
 
 // The group a coroutine runs in (docs/design-async.md), raced: trees of coroutine members that
 // are taken inline or stolen, hop to another executor, or wait on promises an outside thread
-// opens; one leaf cancels the root group. A group that a member makes after it has seen the
-// root cancelling must read cancelling at once, before its join and after it (wherever the
-// member resumed); no leaf runs twice, and the cancelling leaf runs.
+// opens; one leaf cancels the root group. A group that a member makes after that cancel()
+// returned must read cancelling at once, before its join and after it (wherever the member
+// resumed); no leaf runs twice, and the cancelling leaf runs. (Between cancel()'s flag and its
+// epoch bump a new group may still read uncancelled, as inside tasks: the perturbation build
+// holds that window open, so the test keys on the return, as the cancel guarantee does.)
 struct cancel_tree_state {
   explicit cancel_tree_state(std::size_t leaves) : ran(leaves), gates(leaves) {}
   std::vector<std::atomic<int>> ran;
   std::vector<heist::promise<int>> gates;
+  std::atomic<bool> cancel_returned{false};
   std::atomic<int> late_uncancelled{0};
 };
 
@@ -160,16 +163,21 @@ heist::task<void> cancel_tree(int depth, int id, int cancel_at, heist::task_grou
       co_await heist::schedule(other);
     }
     st.ran[leaf].fetch_add(1);
-    if (id == cancel_at) root.cancel();
+    if (id == cancel_at) {
+      root.cancel();
+      // release: pairs with the acquire loads below; what cancel() did happens before them.
+      st.cancel_returned.store(true, std::memory_order_release);
+    }
     co_return;
   }
-  const bool seen_before = root.is_canceling();
+  // acquire: pairs with the release store after cancel() above.
+  const bool seen_before = st.cancel_returned.load(std::memory_order_acquire);
   heist::task_group g;
   if (seen_before && !g.is_canceling()) st.late_uncancelled.fetch_add(1);
   g.run(cancel_tree(depth - 1, 2 * id, cancel_at, root, st, other));
   g.run(cancel_tree(depth - 1, 2 * id + 1, cancel_at, root, st, other));
   co_await g.join();
-  const bool seen_after = root.is_canceling();
+  const bool seen_after = st.cancel_returned.load(std::memory_order_acquire);
   heist::task_group later;
   if (seen_after && !later.is_canceling()) st.late_uncancelled.fetch_add(1);
 }

@@ -105,6 +105,9 @@ TEST(CoroutineGroup, ASiblingsExceptionReachesGroupsMadeAfterAMemberResumes) {
     throw std::runtime_error("sibling");
   });
   ASSERT_TRUE(heist_test::eventually([&] { return thrown.load() && outer.is_canceling(); }));
+  // The sibling's cancel may be between its flag and its epoch bump, when a new group can
+  // still read uncancelled; a cancel() that returned here closes that window.
+  outer.cancel();
   go.set_value();  // from outside the pool: the member resumes as a task
   EXPECT_THROW(outer.wait(), std::runtime_error);
   EXPECT_TRUE(r.cancelling.load());
