@@ -99,27 +99,21 @@ class task_promise<void> : public task_promise_base<void> {
   }
 };
 
-// co_await on a task (task::operator co_await): the task runs in the awaiting heist
-// coroutine's group, or in none when the awaiting coroutine is not heist's (resume.hpp,
-// enter_group).
+// co_await on a task (task::operator co_await). The task runs in the awaiting heist
+// coroutine's group (resume.hpp, enter_group): its body starts in it, every resumption inside
+// it puts that group back, and its end hands the thread back in it, so nothing is noted or put
+// back here. A coroutine that is not heist's gets its task started in no group.
 template <class T>
 struct task_awaiter {
   std::coroutine_handle<task_promise<T>> handle;
-  wait_context* resume_group;
   bool await_ready() const noexcept { return false; }
   template <class P>
   std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiting) noexcept {
     handle.promise().m_continuation = awaiting;
-    if constexpr (!k_heist_promise<P>) {
-      resume_group = nullptr;
-      enter_group(nullptr);
-    }
+    if constexpr (!k_heist_promise<P>) enter_group(nullptr);
     return handle;
   }
-  T await_resume() {
-    enter_group(resume_group);
-    return handle.promise().result();
-  }
+  T await_resume() { return handle.promise().result(); }
 };
 
 // Takes the frame out of a task (it then frees itself at its end).
@@ -170,7 +164,7 @@ class [[nodiscard]] task {
   // Starts this task on the awaiting coroutine's thread (symmetric transfer) and resumes the
   // awaiter with its result when it ends, or rethrows its exception there.
   detail::task_awaiter<T> operator co_await() && noexcept {
-    return detail::task_awaiter<T>{m_handle, detail::current_group()};
+    return detail::task_awaiter<T>{m_handle};
   }
 
  private:
