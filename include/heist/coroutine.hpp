@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -116,6 +118,16 @@ struct task_awaiter {
   T await_resume() { return handle.promise().result(); }
 };
 
+// An empty task (default-constructed, moved from, or already handed to run/start) has no
+// coroutine to run: every entry point refuses it, naming itself.
+inline void refuse_empty_task(bool valid, const char* where) {
+  if (!valid) {
+    throw std::invalid_argument(std::string(where) +
+                                ": task is empty (default-constructed, moved from or already "
+                                "started)");
+  }
+}
+
 // Takes the frame out of a task (it then frees itself at its end).
 struct task_access {
   template <class T>
@@ -163,7 +175,9 @@ class [[nodiscard]] task {
 
   // Starts this task on the awaiting coroutine's thread (symmetric transfer) and resumes the
   // awaiter with its result when it ends, or rethrows its exception there.
-  detail::task_awaiter<T> operator co_await() && noexcept {
+  // An empty task: std::invalid_argument at the co_await.
+  detail::task_awaiter<T> operator co_await() && {
+    detail::refuse_empty_task(valid(), "co_await on a heist::task");
     return detail::task_awaiter<T>{m_handle};
   }
 
@@ -276,6 +290,7 @@ template <class Task>
 void run_task_in_group(arena& a, wait_context& group, Task&& t) {
   static_assert(std::is_same_v<std::decay_t<Task>, heist::task<void>>,
                 "task_group::run takes a callable or a heist::task<void>");
+  refuse_empty_task(t.valid(), "heist::task_group::run");
   thread_context& c = current_context();
   const bool owner_counted = group.try_add_owned(&c);
   if (!owner_counted) group.add(1);
@@ -319,7 +334,8 @@ inline detail::schedule_awaitable schedule(executor& ex) {
 
 namespace detail {
 template <class T>
-future<T> start_in(arena& a, heist::task<T> t) {
+future<T> start_in(arena& a, heist::task<T> t, const char* where) {
+  refuse_empty_task(t.valid(), where);
   auto* state = new future_state<T>(&a);
   state->add_ref();  // the driver's
   future<T> f = future_access::make(state);
@@ -336,17 +352,17 @@ future<T> start_in(arena& a, heist::task<T> t) {
 // Runs t as a task on the current executor (or `ex`); the future yields its result.
 template <class T>
 future<T> start(executor& ex, heist::task<T> t) {
-  return detail::start_in(detail_impl(ex).default_arena(), std::move(t));
+  return detail::start_in(detail_impl(ex).default_arena(), std::move(t), "heist::start");
 }
 template <class T>
 future<T> start(heist::task<T> t) {
-  return detail::start_in(detail::current_arena(), std::move(t));
+  return detail::start_in(detail::current_arena(), std::move(t), "heist::start");
 }
 
 // Starts t and waits for it, helping (like future::get); rethrows its exception.
 template <class T>
 T sync_wait(heist::task<T> t) {
-  return start(std::move(t)).get();
+  return detail::start_in(detail::current_arena(), std::move(t), "heist::sync_wait").get();
 }
 
 }  // namespace heist

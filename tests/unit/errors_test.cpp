@@ -21,6 +21,14 @@ std::string what_of(F&& f) {
   }
   return "<no exception>";
 }
+
+heist::task<int> seven() {
+  co_return 7;
+}
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
 }  // namespace
 
 TEST(Errors, InvalidArgumentsNameTheArgument) {
@@ -103,4 +111,40 @@ TEST(Errors, InvalidFutureIsAFutureErrorWithNoState) {
   } catch (const std::future_error& e) {
     EXPECT_EQ(e.code(), std::future_errc::no_state);
   }
+}
+
+// Not in SPEC's table: a heist::task with no coroutine (default-constructed, moved from, or
+// already handed on) is bad input to every call that runs one: std::invalid_argument naming
+// the call, never a crash, and nothing counted or started.
+TEST(Errors, AnEmptyTaskIsAnInvalidArgumentNamingTheCall) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  std::string w = what_of<std::invalid_argument>([&] { g.run(heist::task<void>{}); });
+  EXPECT_TRUE(contains(w, "task_group::run") && contains(w, "empty")) << w;
+  // The refused run took no count: the group still works and its wait returns.
+  int ran = 0;
+  g.run([&] { ++ran; });
+  g.wait();
+  EXPECT_EQ(ran, 1);
+
+  heist::task<int> t = seven();
+  heist::task<int> moved_to = std::move(t);
+  w = what_of<std::invalid_argument>([&] { (void)heist::start(ex, std::move(t)); });
+  EXPECT_TRUE(contains(w, "heist::start")) << w;
+  w = what_of<std::invalid_argument>([&] { (void)heist::sync_wait(heist::task<int>{}); });
+  EXPECT_TRUE(contains(w, "heist::sync_wait")) << w;
+  EXPECT_EQ(heist::start(ex, std::move(moved_to)).get(), 7);
+
+  // Awaited inside a coroutine, the error is thrown at the co_await, into the body.
+  auto awaits_empty = []() -> heist::task<std::string> {
+    heist::task<int> empty;
+    try {
+      (void)co_await std::move(empty);
+    } catch (const std::invalid_argument& e) {
+      co_return e.what();
+    }
+    co_return "<no exception>";
+  };
+  w = heist::start(ex, awaits_empty()).get();
+  EXPECT_TRUE(contains(w, "co_await")) << w;
 }
