@@ -5,6 +5,7 @@
 
 #include <exception>
 #include <future>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -57,7 +58,12 @@ class promise {
     m_state->m_value.emplace('\0');
     m_state->complete();
   }
+  // A null `e` would satisfy the promise with neither a value nor an exception (get() would
+  // read a value never set): std::invalid_argument, and the promise stays unsatisfied.
   void set_exception(std::exception_ptr e) {
+    if (e == nullptr) {
+      throw std::invalid_argument("heist::promise::set_exception: the exception_ptr is null");
+    }
     claim();
     m_state->m_error = std::move(e);
     m_state->complete();

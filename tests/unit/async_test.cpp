@@ -69,6 +69,27 @@ TEST(Promise, MisuseGivesTheStdFutureErrorCodes) {
             std::future_errc::no_state);
 }
 
+// A null exception_ptr is bad input, not an exception to deliver: the promise refuses it and
+// can still be satisfied (until this round, get() returned a value that was never set).
+TEST(Promise, ANullExceptionIsRefusedAndThePromiseStaysUnsatisfied) {
+  heist::promise<int> p;
+  auto f = p.get_future();
+  try {
+    p.set_exception(nullptr);
+    ADD_FAILURE() << "a null exception_ptr was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("set_exception"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(f.is_ready());
+  p.set_value(5);
+  EXPECT_EQ(f.get(), 5);
+  heist::promise<void> v;
+  auto fv = v.get_future();
+  EXPECT_THROW(v.set_exception(std::exception_ptr{}), std::invalid_argument);
+  v.set_exception(std::make_exception_ptr(std::runtime_error("real")));
+  EXPECT_THROW(fv.get(), std::runtime_error);
+}
+
 TEST(Then, ChainsRunAsTasksWhenTheValueArrives) {
   heist::executor ex(2);
   heist::promise<int> p;
