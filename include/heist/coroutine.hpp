@@ -119,13 +119,17 @@ struct task_awaiter {
 };
 
 // An empty task (default-constructed, moved from, or already handed to run/start) has no
-// coroutine to run: every entry point refuses it, naming itself.
+// coroutine to run: every entry point refuses it, naming itself. The throw is out of line and
+// cold, so the check adds no stack to the coroutine bodies that await tasks (sanitizer builds
+// keep a frame per symmetric transfer).
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_empty_task(const char* where) {
+  throw std::invalid_argument(std::string(where) +
+                              ": task is empty (default-constructed, moved from or already "
+                              "started)");
+}
 inline void refuse_empty_task(bool valid, const char* where) {
-  if (!valid) {
-    throw std::invalid_argument(std::string(where) +
-                                ": task is empty (default-constructed, moved from or already "
-                                "started)");
-  }
+  if (!valid) [[unlikely]]
+    throw_empty_task(where);
 }
 
 // Takes the frame out of a task (it then frees itself at its end).
