@@ -95,8 +95,8 @@ class task_group {
       : m_arena(&detail::current_arena(c)),
         m_context(c != nullptr ? c->m_group : nullptr, 0, detail::join_counting::owner, c) {}
 
-  // The destructor of a group with tasks run since the last wait(). Out of line: a fork-join
-  // function keeps only the flag's check.
+  // The destructor of a group whose count does not read quiet (a task still counted, or not
+  // yet reset by a wait). Out of line: a fork-join function keeps only the two-word check.
   HEIST_NOINLINE void wait_in_destructor() noexcept {
     if (!m_context.done()) {
       // Like oneTBB: unwinding past a group with running tasks cancels the rest.
