@@ -143,6 +143,38 @@ TEST(ParallelFor, AutoPartitionerVisitsEveryIndexOnce) {
   every_index_once(ex, heist::auto_partitioner{}, 100);
 }
 
+TEST(ParallelFor, AutoGivesEveryIdleThreadAPieceBeforeALongFirstLeaf) {
+  // The caller holds [0, 8) with four idle workers. Before its first leaf it gives a piece for
+  // each idle thread: [4, 8), then [2, 4) (it keeps [0, 2), too small to halve at grain 1).
+  // Its first leaf, index 0, waits for indices 2 and 4 to start elsewhere: with one piece
+  // given per leaf boundary, [2, 4) would stay in the caller's range behind that leaf.
+  heist::executor ex(4);
+  // The workers park once they find nothing: then all four count as idle.
+  ASSERT_TRUE(heist_test::eventually([&] {
+    const heist::executor_stats s = ex.stats();
+    for (const heist::worker_stats& w : s.workers)
+      if (w.sleeps == 0) return false;
+    return true;
+  }));
+  std::atomic<bool> started[8] = {};
+  bool others_started = false;
+  heist::parallel_for(
+      ex, blocked_range<int>(0, 8, 1),
+      [&](const blocked_range<int>& r) {
+        for (int i = r.begin(); i < r.end(); ++i) {
+          started[i].store(true);
+          if (i == 0) {
+            others_started = heist_test::eventually(
+                [&] { return started[2].load() && started[4].load(); }, std::chrono::seconds(10));
+          }
+        }
+      },
+      heist::auto_partitioner{});
+  EXPECT_TRUE(others_started);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_TRUE(started[i].load()) << i;
+}
+
 TEST(ParallelFor, SimplePartitionerVisitsEveryIndexOnce) {
   heist::executor ex(3);
   every_index_once(ex, heist::simple_partitioner{}, 64);

@@ -3,10 +3,12 @@
 //
 //  auto     Lazy binary splitting with a range pool (after oneTBB's auto_partitioner and
 //           Tzannes et al.'s LBS). A task keeps its range in a small stack of halves, runs the
-//           leftmost piece leaf by leaf, and before each leaf, if its own deque is empty,
-//           pushes the rightmost (largest) piece there as a new task, for a thread that turns
-//           idle to steal at once (loop_demand). Leaf sizes adapt to time (leaf_sizer), so
-//           cheap iterations run in long leaves and the deque is refilled often.
+//           leftmost piece leaf by leaf, and before each leaf, while its own deque holds
+//           fewer pieces than the arena has idle threads (and always when it is empty),
+//           pushes the rightmost (largest) piece there as a new task, for a thread that
+//           turns idle to steal at once (loop_demand). Leaf sizes adapt to time
+//           (leaf_sizer), so cheap iterations run in long leaves and the deque is refilled
+//           often.
 //  simple   Recursive halving to the grainsize; every right half is a task.
 //  static   One contiguous block per participant, no further splitting.
 //  affinity Seed note 002: per-participant shares in chunk queues; own chunks front to

@@ -212,17 +212,30 @@ class range_pool {
   std::size_t m_size = 0;
 };
 
-// Should a loop task give a piece of its range away now? A thread with a slot does whenever
-// its deque is empty: the piece waits there for a thread that turns idle, which steals it at
-// once instead of waiting for this task's next leaf boundary (a leaf of EPCC loop 2 takes
-// 1.2 ms), and a piece nobody steals costs one spawn, popped back by this task later. A
-// thread without a slot (its spawns go to the injection queue) gives only when another
-// thread is idle that could take work of arena `a` (for a task arena, an idle worker of the
-// executor counts too if the arena has a free slot for it).
+// Should a loop task give a piece of its range away now? A thread with a slot does while its
+// deque holds fewer pieces than the arena has idle threads (searching or sleeping), and
+// always when its deque is empty: each piece waits there for a thread that turns idle, which
+// steals it at once instead of waiting for this task's next leaf boundary (a leaf of EPCC
+// loop 2 takes 1.2 ms), and a piece nobody steals costs one spawn, popped back by this task
+// later. One piece per idle thread, not one in all: when a leaf is long and many threads are
+// idle (the start of each repetition of EPCC loop 2 on 16 cores, where they parked while the
+// previous one ended), the task exposes its range's halves before its first leaf instead of
+// one per leaf boundary, so the heavy rows reach every thread in one round of steals rather
+// than spreading a hop per leaf. Each give halves what the task keeps, so it gives at most
+// log2(range / leaf) pieces at once. With one other thread (two workers) this is the rule
+// "give when the deque is empty". A thread without a slot (its spawns go to the injection
+// queue) gives only when another thread is idle that could take work of arena `a` (for a
+// task arena, an idle worker of the executor counts too if the arena has a free slot).
+// The idle word is read relaxed: a hint; a stale count costs a spawn or a leaf's delay.
 inline bool loop_demand(arena& a) noexcept {
   const thread_context* c = t_context;
-  if (c != nullptr && c->m_slot != nullptr && c->m_arena == &a) return c->m_slot->m_deque.empty();
-  if (a.idle().snapshot() != 0) return true;  // somebody is searching or sleeping
+  const std::uint64_t idle = a.idle().snapshot();
+  if (c != nullptr && c->m_slot != nullptr && c->m_arena == &a) {
+    const std::size_t wanted = std::max<std::size_t>(
+        1, std::size_t{idle_state::searching(idle)} + std::size_t{idle_state::sleeping(idle)});
+    return c->m_slot->m_deque.size() < wanted;
+  }
+  if (idle != 0) return true;  // somebody is searching or sleeping
   return a.strict() && a.has_free_slot() && a.exec().idle().snapshot() != 0;
 }
 
@@ -297,8 +310,11 @@ class loop_scope {
   alignas(64) wait_context m_ctx;
 };
 
-// Spawns fn as a task of the loop's group. Loops give work away from an empty deque (see
-// loop_demand), so the push is the seq_cst one that a thread falling asleep cannot miss.
+// Spawns fn as a task of the loop's group. A loop's first piece goes into an empty deque (see
+// loop_demand): the seq_cst push that a thread falling asleep cannot miss. Further pieces go
+// onto a non-empty deque, which needs nothing: a sleeper's re-check already saw it non-empty
+// (idle_state.hpp), and the thread woken for the first piece wakes the next when it stops
+// searching (L2) while pieces are left.
 template <class Fn>
 void spawn_in(const loop_base& loop, wait_context& group, Fn&& fn) {
   spawn<group_job<std::decay_t<Fn>>>(*loop.m_arena, &group, std::forward<Fn>(fn));
