@@ -16,23 +16,7 @@
 
 using namespace std::chrono_literals;
 
-namespace {
-struct exactly_once {
-  explicit exactly_once(std::size_t n) : runs(std::make_unique<std::atomic<int>[]>(n)), size(n) {
-    for (std::size_t i = 0; i < n; ++i)
-      runs[i].store(0, std::memory_order_relaxed);
-  }
-  void run(std::size_t i) { runs[i].fetch_add(1, std::memory_order_relaxed); }
-  void expect_all_once() const {
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < size; ++i)
-      bad += runs[i].load() != 1;
-    EXPECT_EQ(bad, 0u);
-  }
-  std::unique_ptr<std::atomic<int>[]> runs;
-  std::size_t size;
-};
-}  // namespace
+using heist_test::exactly_once;
 
 TEST(ExecutorStress, PoolFallingAsleepJustAsWorkArrives) {
   // One submission at a time into a pool that is going to sleep or asleep; the submitter
@@ -75,7 +59,7 @@ TEST(ExecutorStress, ManyExternalProducersWhileThePoolGoesIdleAndBusy) {
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
       for (std::size_t i = 0; i < per_producer; ++i) {
-        ex.post([&once, idx = p * per_producer + i] { once.run(idx); });
+        ex.post([&once, idx = p * per_producer + i] { once.hit(idx); });
         if (i % 512 == 0) std::this_thread::sleep_for(50us);  // idle gaps
       }
     });
@@ -83,7 +67,7 @@ TEST(ExecutorStress, ManyExternalProducersWhileThePoolGoesIdleAndBusy) {
   for (auto& t : threads)
     t.join();
   ex.wait_idle();
-  once.expect_all_once();
+  EXPECT_EQ(once.wrong(), 0u);
 }
 
 TEST(ExecutorStress, ShutdownWithWorkInFlight) {
@@ -177,7 +161,7 @@ TEST(ExecutorStress, ForkJoinTreesCountEveryTaskOnce) {
     exactly_once once(leaves);
     std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
       if (hi - lo == 1) {
-        once.run(lo);
+        once.hit(lo);
         return;
       }
       const std::size_t mid = lo + (hi - lo) / 2;
@@ -187,7 +171,7 @@ TEST(ExecutorStress, ForkJoinTreesCountEveryTaskOnce) {
       g.wait();
     };
     ex.submit([&] { split(0, leaves); }).get();
-    once.expect_all_once();
+    EXPECT_EQ(once.wrong(), 0u);
   }
 }
 
@@ -219,9 +203,9 @@ TEST(ExecutorStress, SpawnsWakingParkedWorkersRunEveryTaskOnce) {
     ex.submit([&once, r] {
         heist::task_group g;
         for (std::size_t i = 0; i < k; ++i)
-          g.run([&once, r, i] { once.run(r * k + i); });
+          g.run([&once, r, i] { once.hit(r * k + i); });
         g.wait();
       }).get();
   }
-  once.expect_all_once();
+  EXPECT_EQ(once.wrong(), 0u);
 }

@@ -30,6 +30,30 @@ inline std::size_t scaled(std::size_t n) {
   return v < 1.0 ? 1 : static_cast<std::size_t>(v);
 }
 
+// How often each index 0..n-1 ran: the exactly-once check of tasks and loop iterations.
+// Relaxed: the counts are read after the join or wait that ran them, which orders them.
+class exactly_once {
+ public:
+  explicit exactly_once(std::size_t n)
+      : m_hits(std::make_unique<std::atomic<int>[]>(n)), m_size(n) {
+    for (std::size_t i = 0; i < n; ++i)
+      m_hits[i].store(0, std::memory_order_relaxed);
+  }
+  void hit(std::size_t i) noexcept { m_hits[i].fetch_add(1, std::memory_order_relaxed); }
+  int hits(std::size_t i) const noexcept { return m_hits[i].load(std::memory_order_relaxed); }
+  // Indices that did not run exactly once.
+  std::size_t wrong() const noexcept {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < m_size; ++i)
+      bad += hits(i) != 1;
+    return bad;
+  }
+
+ private:
+  std::unique_ptr<std::atomic<int>[]> m_hits;
+  std::size_t m_size;
+};
+
 inline std::string this_thread_name() {
   char buf[32] = {};
   pthread_getname_np(pthread_self(), buf, sizeof buf);

@@ -73,21 +73,7 @@ TEST(BlockedRange, IteratorRanges) {
 // --- parallel_for ---------------------------------------------------------------------------
 namespace {
 
-struct hit_counter {
-  explicit hit_counter(std::size_t n) : hits(std::make_unique<std::atomic<int>[]>(n)), size(n) {
-    for (std::size_t i = 0; i < n; ++i)
-      hits[i].store(0, std::memory_order_relaxed);
-  }
-  void hit(std::size_t i) { hits[i].fetch_add(1, std::memory_order_relaxed); }
-  std::size_t wrong() const {
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < size; ++i)
-      bad += hits[i].load() != 1;
-    return bad;
-  }
-  std::unique_ptr<std::atomic<int>[]> hits;
-  std::size_t size;
-};
+using hit_counter = heist_test::exactly_once;
 
 const std::size_t k_sizes[] = {0, 1, 2, 3, 7, 97, 1009, 10007, 1000003};
 
