@@ -310,14 +310,25 @@ class loop_scope {
   alignas(64) wait_context m_ctx;
 };
 
-// Spawns fn as a task of the loop's group. A loop's first piece goes into an empty deque (see
-// loop_demand): the seq_cst push that a thread falling asleep cannot miss. Further pieces go
-// onto a non-empty deque, which needs nothing: a sleeper's re-check already saw it non-empty
-// (idle_state.hpp), and the thread woken for the first piece wakes the next when it stops
-// searching (L2) while pieces are left.
+// Spawns fn as a task of the loop's group.
 template <class Fn>
 void spawn_in(const loop_base& loop, wait_context& group, Fn&& fn) {
   spawn<group_job<std::decay_t<Fn>>>(*loop.m_arena, &group, std::forward<Fn>(fn));
+}
+
+// An auto loop's give (loop_demand): spawn_in, then a full publication, P2-P4 of the sleep
+// protocol as for a task submitted from outside (idle_state.hpp). A give may go onto a
+// non-empty deque (one piece per idle thread), and the spawn path fences only a push into an
+// empty one: enough for the protocol's claim (the giver is busy and pops the piece itself),
+// not for the loop's, since a thief that empties the deque between the giver's read of its
+// top and the push (one on its first look owes no L2) would leave this piece behind the
+// giver's next leaf while other threads sleep. With the fence every piece is seen by a
+// sleeper's re-check (S3) or sees the sleeper (P3). A give comes at most a few times per
+// leaf, so the fence costs nothing measurable; the other partitioners' spawns do not fence.
+template <class Fn>
+void give_piece(const loop_base& loop, wait_context& group, Fn&& fn) {
+  spawn_in(loop, group, std::forward<Fn>(fn));
+  loop.m_arena->idle().notify_after_inject();
 }
 
 // Runs `body(leaf)` and feeds the time it took to `sizer`.

@@ -12,8 +12,9 @@ void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf
   while (!pool.empty()) {
     if (loop.cancelled()) return;
     if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
-      spawn_in(loop, *loop.m_ctx,
-               [&loop, piece = pool.give(), leaf = sizer.leaf()] { auto_for(loop, piece, leaf); });
+      give_piece(loop, *loop.m_ctx, [&loop, piece = pool.give(), leaf = sizer.leaf()] {
+        auto_for(loop, piece, leaf);
+      });
       continue;
     }
     pool.split_top_to(sizer.leaf());
@@ -37,7 +38,7 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
     while (!pool.empty() && !loop.cancelled()) {
       if (children < k_max_children && pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
         std::optional<T>* out = &results[children++];
-        spawn_in(loop, kids, [&loop, out, piece = pool.give(), leaf = sizer.leaf()] {
+        give_piece(loop, kids, [&loop, out, piece = pool.give(), leaf = sizer.leaf()] {
           out->emplace(auto_reduce(loop, piece, leaf));
         });
         continue;
