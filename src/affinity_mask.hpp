@@ -4,11 +4,13 @@
 // in a worker's wake-up path: no allocation up to 1,024 CPUs).
 #pragma once
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace heist::detail {
 
@@ -29,8 +31,25 @@ class affinity_mask {
   void remove(int cpu) noexcept {
     if (cpu >= 0) CPU_CLR_S(static_cast<std::size_t>(cpu), m_bytes, set());
   }
+  // The CPUs in the mask, lowest first.
+  std::vector<int> cpus() const {
+    std::vector<int> out;
+    for (std::size_t i = 0; i < m_bytes * 8; ++i) {
+      if (CPU_ISSET_S(i, m_bytes, set())) out.push_back(static_cast<int>(i));
+    }
+    return out;
+  }
+  // Only `cpu` left in the mask.
+  void keep_only(int cpu) noexcept {
+    CPU_ZERO_S(m_bytes, set());
+    if (cpu >= 0) CPU_SET_S(static_cast<std::size_t>(cpu), m_bytes, set());
+  }
   // Makes this the calling thread's mask; false if the kernel refused.
   bool apply() const noexcept { return sched_setaffinity(0, m_bytes, set()) == 0; }
+  // Makes this thread `t`'s mask; false if the kernel refused.
+  bool apply_to(pthread_t t) const noexcept {
+    return pthread_setaffinity_np(t, m_bytes, set()) == 0;
+  }
 
  private:
   struct release {

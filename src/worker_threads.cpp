@@ -27,15 +27,18 @@
 #include <system_error>
 #include <thread>
 
+#include "heist/detail/wake_placement.hpp"
 #include "scheduler_internal.hpp"
 
 namespace heist::detail {
 
 void worker_main(executor_impl& exec, std::size_t index, bool restarted);  // worker_loop.cpp
 
-void executor_impl::worker_thread_main(
-    std::size_t index, bool restarted,
-    const std::shared_ptr<std::atomic<bool>>& finished) noexcept {
+void executor_impl::worker_thread_main(std::size_t index, bool restarted,
+                                       const std::shared_ptr<std::atomic<bool>>& finished,
+                                       start_placement* placement) noexcept {
+  // Before on_worker_start (worker_main): the user's hook may narrow the mask we restore.
+  if (placement != nullptr) settle_started_worker(*placement, index);
   worker_main(*this, index, restarted);
   // relaxed: a count for tests and reports.
   m_live_workers.fetch_sub(1, std::memory_order_relaxed);
@@ -52,10 +55,14 @@ void executor_impl::start_workers() {
     m_placeholders[i].m_restart = &executor_impl::restart_worker;
   }
   try {
+    // Each initial worker starts on a CPU of its own where the mask allows (wake_placement.hpp).
+    const std::shared_ptr<start_placement> placement = plan_start_placement(m_num_workers);
     std::lock_guard<std::mutex> lock(m_threads_lock);
     m_threads.reserve(m_num_workers);
-    for (std::size_t i = 0; i < m_num_workers; ++i)
-      m_threads.push_back(launch_worker(i, false));
+    for (std::size_t i = 0; i < m_num_workers; ++i) {
+      m_threads.push_back(launch_worker(i, false, placement));
+      if (placement) place_started_worker(*placement, i, m_threads.back().thread);
+    }
   } catch (...) {
     // As shutdown: seq_cst store, then wake_all takes the idle lock (see shutdown).
     m_stop.store(true, std::memory_order_seq_cst);
@@ -65,13 +72,16 @@ void executor_impl::start_workers() {
   }
 }
 
-executor_impl::worker_thread executor_impl::launch_worker(std::size_t index, bool restarted) {
+executor_impl::worker_thread executor_impl::launch_worker(
+    std::size_t index, bool restarted, std::shared_ptr<start_placement> placement) {
   auto finished = std::make_shared<std::atomic<bool>>(false);
   // relaxed: a count (see live_workers).
   m_live_workers.fetch_add(1, std::memory_order_relaxed);
   try {
-    std::thread t(
-        [this, index, restarted, finished] { worker_thread_main(index, restarted, finished); });
+    // The thread holds the placement until it settled (the creator may be gone by then).
+    std::thread t([this, index, restarted, finished, placement = std::move(placement)] {
+      worker_thread_main(index, restarted, finished, placement.get());
+    });
     return {std::move(t), std::move(finished)};
   } catch (...) {
     m_live_workers.fetch_sub(1, std::memory_order_relaxed);

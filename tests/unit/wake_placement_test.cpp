@@ -281,3 +281,92 @@ TEST(WakePlacement, AMaskTheUserNarrowedStaysNarrow) {
 }
 
 }  // namespace
+
+// Where a fresh executor's workers start (wake_placement.hpp, issue 13's twentieth round).
+// Each initial worker ran on a CPU of its own, taken from the creator's mask, before its
+// on_worker_start; then it held the creator's whole mask again. Returns each worker's
+// start_cpu() and whether its mask at on_worker_start was the creator's.
+struct start_record {
+  std::vector<int> cpu;
+  std::vector<bool> mask_restored;
+};
+start_record start_workers_under(const cpu_set_t& creator_mask, std::size_t workers) {
+  mask_guard guard;
+  EXPECT_EQ(sched_setaffinity(0, sizeof creator_mask, &creator_mask), 0);
+  start_record r{std::vector<int>(workers, -2), std::vector<bool>(workers, false)};
+  std::mutex lock;
+  heist::executor_options o;
+  o.num_workers = workers;
+  o.on_worker_start = [&](std::size_t i) {
+    const std::lock_guard<std::mutex> g(lock);
+    r.cpu[i] = heist::detail::start_cpu();
+    r.mask_restored[i] = same_mask(mask_of_this_thread(), creator_mask);
+  };
+  {
+    heist::executor ex(o);
+    EXPECT_TRUE(heist_test::eventually([&] {
+      const std::lock_guard<std::mutex> g(lock);
+      for (int c : r.cpu) {
+        if (c == -2) return false;
+      }
+      return true;
+    }));
+  }
+  return r;
+}
+
+TEST(WakePlacement, AFreshExecutorsWorkersStartOnCpusOfTheirOwn) {
+  const cpu_set_t all = mask_of_this_thread();
+  REQUIRE_TWO_CPUS(all);
+  const auto cpus = static_cast<std::size_t>(CPU_COUNT(&all));
+  for (std::size_t workers : {std::size_t{2}, cpus}) {
+    const start_record r = start_workers_under(all, workers);
+    cpu_set_t seen;
+    CPU_ZERO(&seen);
+    for (std::size_t i = 0; i < workers; ++i) {
+      EXPECT_TRUE(r.mask_restored[i]) << "worker " << i << " kept its start CPU as its mask";
+      ASSERT_GE(r.cpu[i], 0) << "worker " << i << " was not placed";
+      EXPECT_TRUE(CPU_ISSET(r.cpu[i], &all)) << "worker " << i << " on CPU " << r.cpu[i];
+      EXPECT_FALSE(CPU_ISSET(r.cpu[i], &seen)) << "two workers started on CPU " << r.cpu[i];
+      CPU_SET(r.cpu[i], &seen);
+    }
+  }
+}
+
+TEST(WakePlacement, StartCpusComeFromTheCreatorsMask) {
+  const cpu_set_t all = mask_of_this_thread();
+  if (CPU_COUNT(&all) < 3) GTEST_SKIP() << "needs three CPUs in the mask";
+  // The creator narrowed to its two highest CPUs: the workers start on exactly those.
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  for (int i = CPU_SETSIZE - 1, n = 0; i >= 0 && n < 2; --i) {
+    if (CPU_ISSET(i, &all)) {
+      CPU_SET(i, &two);
+      ++n;
+    }
+  }
+  const start_record r = start_workers_under(two, 2);
+  EXPECT_NE(r.cpu[0], r.cpu[1]);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(r.cpu[i] >= 0 && CPU_ISSET(r.cpu[i], &two)) << "worker " << i << ": " << r.cpu[i];
+    EXPECT_TRUE(r.mask_restored[i]) << "worker " << i;
+  }
+}
+
+TEST(WakePlacement, NoStartPlacementWhereWorkersCannotSpread) {
+  const cpu_set_t all = mask_of_this_thread();
+  // One CPU for the creator: nothing to spread over. More workers than CPUs: sharing is
+  // unavoidable. Either way the workers are not placed and keep the creator's mask.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first_cpu(all), &one);
+  const start_record single = start_workers_under(one, 2);
+  const start_record crowded =
+      start_workers_under(all, static_cast<std::size_t>(CPU_COUNT(&all)) + 1);
+  for (const start_record* r : {&single, &crowded}) {
+    for (std::size_t i = 0; i < r->cpu.size(); ++i) {
+      EXPECT_EQ(r->cpu[i], -1) << "worker " << i;
+      EXPECT_TRUE(r->mask_restored[i]) << "worker " << i;
+    }
+  }
+}

@@ -29,6 +29,7 @@
 namespace heist::detail {
 
 struct pending_leave;
+class start_placement;  // wake_placement.hpp
 
 class executor_impl {
  public:
@@ -207,10 +208,13 @@ class executor_impl {
   void start_workers();
   void join_workers() noexcept;
   struct worker_thread;
-  worker_thread launch_worker(std::size_t index, bool restarted);
+  // `placement`: the initial workers' CPUs (wake_placement.hpp), null for restarts.
+  worker_thread launch_worker(std::size_t index, bool restarted,
+                              std::shared_ptr<start_placement> placement = nullptr);
   static void restart_worker(sleeper& placeholder) noexcept;
   void worker_thread_main(std::size_t index, bool restarted,
-                          const std::shared_ptr<std::atomic<bool>>& finished) noexcept;
+                          const std::shared_ptr<std::atomic<bool>>& finished,
+                          start_placement* placement) noexcept;
 
   executor_options m_options;
   // Slots leasable by outside threads while they help (arena_lease.hpp).

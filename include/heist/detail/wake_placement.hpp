@@ -25,9 +25,26 @@
 // Neither side changes the sleep protocol: the wakee is already a searcher when it checks,
 // the waker holds no lock when it yields, and no count or flag that another thread reads is
 // written. A mask the user narrowed to one CPU (on_worker_start) is left alone.
+//
+// Where a fresh executor's workers start (issue 13, twentieth round). The wake-up path above
+// never runs when a pool is new: its workers are still searching when the first task comes,
+// nobody parks, nobody is woken. Linux places a new thread on the CPU it finds idlest at that
+// instant, and on the 2-vCPU VM of BENCHMARKS.md about one fresh 2-worker executor in 150-200
+// got both workers on one CPU: the second queued behind the first until the 4 ms tick, then
+// the two took turns for the whole run (nqueens(12) in 33 ms, the 1-worker time, against
+// 16.5) while the other CPU idled. So, where the arena spreads wake-ups, the creator gives
+// each initial worker a CPU of its own mask, starting after its own CPU: right after creating
+// worker i's thread it narrows that thread's mask to the one CPU (the kernel moves a thread
+// queued elsewhere at once), then marks it placed (release). The worker's first act, before
+// on_worker_start, is to wait for that mark (acquire; the creator's next few instructions,
+// yielding meanwhile) and to take back the creator's mask whole: from then on the OS places
+// it as it likes, and a mask the user sets in on_worker_start stays. Restarted workers
+// (after idle_timeout) are started by a waker and are not placed.
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <thread>
 
 #include "heist/detail/thread_context.hpp"
 
@@ -54,5 +71,18 @@ int step_off_cpu(int cpu) noexcept;
 // stand-ins); a user's thread in a helping wait keeps its mask untouched. Returns what
 // step_off_cpu returned, or -1 if there was nothing to do.
 int step_off_waker_cpu(const thread_context& c) noexcept;
+
+// The initial workers' CPUs (the file comment). plan_start_placement returns null where the
+// creator's mask does not allow spreading `workers` threads (spread_wakes is false).
+class start_placement;
+std::shared_ptr<start_placement> plan_start_placement(std::size_t workers);
+// The creator, right after creating worker `index`'s thread `t`: narrow it to its CPU, then
+// mark it placed (always, also when the kernel refused).
+void place_started_worker(start_placement& p, std::size_t index, std::thread& t) noexcept;
+// Worker `index`, first thing on its thread: wait for the mark, then take the creator's mask.
+void settle_started_worker(start_placement& p, std::size_t index) noexcept;
+// The CPU the calling thread ran on while narrowed by its start placement; -1 if it was not
+// placed (a restart, a user's thread, an executor that does not spread).
+int start_cpu() noexcept;
 
 }  // namespace heist::detail
