@@ -61,6 +61,7 @@ void executor_impl::start_workers() {
     m_threads.reserve(m_num_workers);
     for (std::size_t i = 0; i < m_num_workers; ++i) {
       m_threads.push_back(launch_worker(i, false, placement));
+      HEIST_PERTURB_POINT(start_placing);
       if (placement) place_started_worker(*placement, i, m_threads.back().thread);
     }
   } catch (...) {

@@ -190,3 +190,56 @@ TEST(WakeWindowProbe, AWorkerOnItsFirstLookSuppressesNoWakeUp) {
 }
 
 }  // namespace
+
+// Start placement (wake_placement.hpp): the creator is held after a new worker's thread
+// started and before it narrowed that thread to its CPU. The worker must wait for the mark
+// rather than take the creator's mask back first (the creator's narrowing would then be the
+// last word and pin it to one CPU for good): at on_worker_start every worker has the
+// creator's whole mask and started on a CPU of its own.
+TEST(WakeWindowProbe, AWorkerWaitsForItsCreatorToPlaceItBeforeTakingItsMaskBack) {
+  HEIST_NEEDS_PERTURB();
+  if (!process_may_spread()) GTEST_SKIP() << "needs two CPUs";
+#if HEIST_PERTURB
+  watchdog dog("AWorkerWaitsForItsCreatorToPlaceItBeforeTakingItsMaskBack", 60s);
+  struct hold_every {
+    std::atomic<int> held{0};
+    static void hook(perturb::point, void* arg) {
+      static_cast<hold_every*>(arg)->held.fetch_add(1);
+      std::this_thread::sleep_for(50ms);  // the new worker runs meanwhile
+    }
+  } st;
+  perturb::set_hook(perturb::point::start_placing, &hold_every::hook, &st);
+  cpu_set_t creator;
+  CPU_ZERO(&creator);
+  ASSERT_EQ(sched_getaffinity(0, sizeof creator, &creator), 0);
+  std::atomic<int> started{0}, whole_mask{0}, whole_mask_at_stop{0};
+  int cpu[2] = {-2, -2};
+  heist::executor_options o;
+  o.num_workers = 2;
+  o.on_worker_start = [&](std::size_t i) {
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    sched_getaffinity(0, sizeof now, &now);
+    if (CPU_EQUAL(&now, &creator)) whole_mask.fetch_add(1);
+    cpu[i] = heist::detail::start_cpu();
+    started.fetch_add(1);  // publishes cpu[i] to the test thread (seq_cst)
+  };
+  o.on_worker_stop = [&](std::size_t) {
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    sched_getaffinity(0, sizeof now, &now);
+    if (CPU_EQUAL(&now, &creator)) whole_mask_at_stop.fetch_add(1);
+  };
+  {
+    heist::executor ex(o);
+    ASSERT_TRUE(eventually([&] { return started.load() == 2; }));
+  }
+  perturb::clear_hooks();
+  EXPECT_EQ(st.held.load(), 2);
+  EXPECT_EQ(whole_mask.load(), 2) << "a worker started with the one CPU it was narrowed to";
+  EXPECT_EQ(whole_mask_at_stop.load(), 2) << "a worker kept the one CPU it was narrowed to";
+  EXPECT_GE(cpu[0], 0);
+  EXPECT_GE(cpu[1], 0);
+  EXPECT_NE(cpu[0], cpu[1]);
+#endif
+}

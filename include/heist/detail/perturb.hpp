@@ -64,6 +64,7 @@ enum class point : std::uint32_t {
   pop_mode_acknowledging,    // a deque's owner fenced a pop that read switching; no store yet
   search_registering,        // a first look found nothing; not counted as a searcher yet
   cancel_flagged,            // a group's cancel flag is set; the epoch not bumped yet
+  start_placing,             // a new worker's thread runs; the creator has not placed it yet
   count
 };
 
