@@ -1,6 +1,7 @@
 // The dangerous interleavings of the executor, repeated (kind: stress). Counts prove that
 // every task ran exactly once; timeouts turn a lost wake-up into a failure, not a hang.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -208,4 +209,48 @@ TEST(ExecutorStress, SpawnsWakingParkedWorkersRunEveryTaskOnce) {
       }).get();
   }
   EXPECT_EQ(once.wrong(), 0u);
+}
+
+// Executors built and torn down from several threads at once, each placing its initial
+// workers on CPUs of its creator's mask (wake_placement.hpp, start placement) while work is
+// already posted: every task runs once, and no worker ends narrowed to the one CPU it started
+// on (the perturbation build delays creators between creating a worker and placing it).
+TEST(ExecutorStress, ExecutorsStartedFromSeveralThreadsAtOnceRunEveryTaskOnce) {
+  cpu_set_t creator;
+  CPU_ZERO(&creator);
+  ASSERT_EQ(sched_getaffinity(0, sizeof creator, &creator), 0);
+  const std::size_t rounds = heist_test::scaled(300);
+  constexpr int k_creators = 3;
+  constexpr std::size_t k_tasks = 64;
+  std::atomic<int> narrowed{0}, failures{0};
+  std::vector<std::thread> creators;
+  for (int t = 0; t < k_creators; ++t) {
+    creators.emplace_back([&] {
+      for (std::size_t r = 0; r < rounds; ++r) {
+        exactly_once ran(k_tasks);
+        {
+          heist::executor_options o;
+          o.num_workers = 2;
+          o.on_worker_stop = [&](std::size_t) {
+            cpu_set_t now;
+            CPU_ZERO(&now);
+            sched_getaffinity(0, sizeof now, &now);
+            if (!CPU_EQUAL(&now, &creator)) narrowed.fetch_add(1);
+          };
+          heist::executor ex(o);
+          ex.post([&] {
+            heist::task_group g;
+            for (std::size_t i = 0; i < k_tasks; ++i)
+              g.run([&ran, i] { ran.hit(i); });
+            g.wait();
+          });
+        }  // destroyed at once: what was accepted still runs
+        if (ran.wrong() != 0) failures.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& c : creators)
+    c.join();
+  EXPECT_EQ(failures.load(), 0) << "rounds with a task not run exactly once";
+  EXPECT_EQ(narrowed.load(), 0) << "workers that ended with a mask other than their creator's";
 }
