@@ -76,6 +76,7 @@ class start_placement {
 
   void settle(std::size_t index) noexcept {
     if (index >= m_targets.size()) return;
+    // acquire: pairs with place()'s release, so the restore below comes after the narrowing.
     while (!m_placed[index].load(std::memory_order_acquire))
       std::this_thread::yield();
     t_start_cpu = sched_getcpu();

@@ -98,9 +98,8 @@ TEST(WakeWindowProbe, AWokenWorkerHeldBeforeSteppingOffStillCountsAsASearcher) {
 #if HEIST_PERTURB
   if (!process_may_spread()) GTEST_SKIP() << "needs two CPUs";
   watchdog dog("AWokenWorkerHeldBeforeSteppingOffStillCountsAsASearcher", 60s);
-  cpu_set_t all;
-  CPU_ZERO(&all);
-  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  const cpu_set_t all = heist_test::this_thread_mask();
+  ASSERT_NE(CPU_COUNT(&all), 0);
   int cpu = 0;
   while (!CPU_ISSET(cpu, &all))
     ++cpu;
@@ -117,9 +116,7 @@ TEST(WakeWindowProbe, AWokenWorkerHeldBeforeSteppingOffStillCountsAsASearcher) {
   };
   std::atomic<bool> mask_kept{true};
   o.on_worker_stop = [cpu, &mask_kept](std::size_t) {
-    cpu_set_t m;
-    CPU_ZERO(&m);
-    sched_getaffinity(0, sizeof m, &m);
+    const cpu_set_t m = heist_test::this_thread_mask();
     if (CPU_COUNT(&m) != 1 || !CPU_ISSET(cpu, &m)) mask_kept = false;
   };
   std::atomic<bool> x_ran{false};
@@ -189,8 +186,6 @@ TEST(WakeWindowProbe, AWorkerOnItsFirstLookSuppressesNoWakeUp) {
 #endif
 }
 
-}  // namespace
-
 // Start placement (wake_placement.hpp): the creator is held after a new worker's thread
 // started and before it narrowed that thread to its CPU. The worker must wait for the mark
 // rather than take the creator's mask back first (the creator's narrowing would then be the
@@ -209,26 +204,21 @@ TEST(WakeWindowProbe, AWorkerWaitsForItsCreatorToPlaceItBeforeTakingItsMaskBack)
     }
   } st;
   perturb::set_hook(perturb::point::start_placing, &hold_every::hook, &st);
-  cpu_set_t creator;
-  CPU_ZERO(&creator);
-  ASSERT_EQ(sched_getaffinity(0, sizeof creator, &creator), 0);
+  const cpu_set_t creator = heist_test::this_thread_mask();
+  ASSERT_NE(CPU_COUNT(&creator), 0);
   std::atomic<int> started{0}, whole_mask{0}, whole_mask_at_stop{0};
   int cpu[2] = {-2, -2};
   heist::executor_options o;
   o.num_workers = 2;
   o.on_worker_start = [&](std::size_t i) {
-    cpu_set_t now;
-    CPU_ZERO(&now);
-    sched_getaffinity(0, sizeof now, &now);
-    if (CPU_EQUAL(&now, &creator)) whole_mask.fetch_add(1);
+    if (heist_test::same_mask(heist_test::this_thread_mask(), creator)) whole_mask.fetch_add(1);
     cpu[i] = heist::detail::start_cpu();
     started.fetch_add(1);  // publishes cpu[i] to the test thread (seq_cst)
   };
   o.on_worker_stop = [&](std::size_t) {
-    cpu_set_t now;
-    CPU_ZERO(&now);
-    sched_getaffinity(0, sizeof now, &now);
-    if (CPU_EQUAL(&now, &creator)) whole_mask_at_stop.fetch_add(1);
+    if (heist_test::same_mask(heist_test::this_thread_mask(), creator)) {
+      whole_mask_at_stop.fetch_add(1);
+    }
   };
   {
     heist::executor ex(o);
@@ -243,3 +233,5 @@ TEST(WakeWindowProbe, AWorkerWaitsForItsCreatorToPlaceItBeforeTakingItsMaskBack)
   EXPECT_NE(cpu[0], cpu[1]);
 #endif
 }
+
+}  // namespace

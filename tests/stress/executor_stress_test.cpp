@@ -1,7 +1,6 @@
 // The dangerous interleavings of the executor, repeated (kind: stress). Counts prove that
 // every task ran exactly once; timeouts turn a lost wake-up into a failure, not a hang.
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -216,9 +215,8 @@ TEST(ExecutorStress, SpawnsWakingParkedWorkersRunEveryTaskOnce) {
 // already posted: every task runs once, and no worker ends narrowed to the one CPU it started
 // on (the perturbation build delays creators between creating a worker and placing it).
 TEST(ExecutorStress, ExecutorsStartedFromSeveralThreadsAtOnceRunEveryTaskOnce) {
-  cpu_set_t creator;
-  CPU_ZERO(&creator);
-  ASSERT_EQ(sched_getaffinity(0, sizeof creator, &creator), 0);
+  const cpu_set_t creator = heist_test::this_thread_mask();
+  ASSERT_NE(CPU_COUNT(&creator), 0);
   const std::size_t rounds = heist_test::scaled(300);
   constexpr int k_creators = 3;
   constexpr std::size_t k_tasks = 64;
@@ -232,10 +230,9 @@ TEST(ExecutorStress, ExecutorsStartedFromSeveralThreadsAtOnceRunEveryTaskOnce) {
           heist::executor_options o;
           o.num_workers = 2;
           o.on_worker_stop = [&](std::size_t) {
-            cpu_set_t now;
-            CPU_ZERO(&now);
-            sched_getaffinity(0, sizeof now, &now);
-            if (!CPU_EQUAL(&now, &creator)) narrowed.fetch_add(1);
+            if (!heist_test::same_mask(heist_test::this_thread_mask(), creator)) {
+              narrowed.fetch_add(1);
+            }
           };
           heist::executor ex(o);
           ex.post([&] {

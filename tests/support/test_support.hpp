@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -53,6 +54,18 @@ class exactly_once {
   std::unique_ptr<std::atomic<int>[]> m_hits;
   std::size_t m_size;
 };
+
+// The calling thread's CPU affinity mask (empty if the kernel refused), and mask equality:
+// the wake and start placement tests check that heist gave every mask back.
+inline cpu_set_t this_thread_mask() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) CPU_ZERO(&set);
+  return set;
+}
+inline bool same_mask(const cpu_set_t& a, const cpu_set_t& b) {
+  return CPU_EQUAL(&a, &b) != 0;
+}
 
 inline std::string this_thread_name() {
   char buf[32] = {};

@@ -25,15 +25,11 @@ using heist::detail::idle_state;
 using heist::detail::parker;
 using heist::detail::sleeper;
 
+using heist_test::same_mask;
 cpu_set_t mask_of_this_thread() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const cpu_set_t set = heist_test::this_thread_mask();
+  EXPECT_NE(CPU_COUNT(&set), 0) << "sched_getaffinity failed";
   return set;
-}
-
-bool same_mask(const cpu_set_t& a, const cpu_set_t& b) {
-  return CPU_EQUAL(&a, &b) != 0;
 }
 
 // The lowest CPU in `set`, or -1.
@@ -280,8 +276,6 @@ TEST(WakePlacement, AMaskTheUserNarrowedStaysNarrow) {
     EXPECT_TRUE(same_mask(m, one));
 }
 
-}  // namespace
-
 // Where a fresh executor's workers start (wake_placement.hpp, issue 13's twentieth round).
 // Each initial worker ran on a CPU of its own, taken from the creator's mask, before its
 // on_worker_start; then it held the creator's whole mask again. Returns each worker's
@@ -370,3 +364,5 @@ TEST(WakePlacement, NoStartPlacementWhereWorkersCannotSpread) {
     }
   }
 }
+
+}  // namespace
