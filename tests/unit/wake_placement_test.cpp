@@ -24,8 +24,8 @@ using heist::detail::idle_kind;
 using heist::detail::idle_state;
 using heist::detail::parker;
 using heist::detail::sleeper;
-
 using heist_test::same_mask;
+
 cpu_set_t mask_of_this_thread() {
   const cpu_set_t set = heist_test::this_thread_mask();
   EXPECT_NE(CPU_COUNT(&set), 0) << "sched_getaffinity failed";
