@@ -45,8 +45,10 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
       return {};
     }
     HEIST_PERTURB_POINT(member_inlined);
+    // The closure is three plain words (trivially destructible, below): copied out, its
+    // block goes straight back to the pool, without the indirect call that would destroy it.
+    static_assert(std::is_trivially_destructible_v<group_start_job>);
     const group_start_job job = task_closure<group_start_job>(t);
-    t->m_invoke(t, false);  // destroys the closure (the handle is a plain copy)
     c->m_pool.deallocate(t);
     // release: as execute_task's (executor_impl::in_flight).
     finish_counter(*c, s, true).bump_release();

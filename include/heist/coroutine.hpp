@@ -299,7 +299,7 @@ void run_task_in_group(arena& a, wait_context& group, Task&& t) {
   const bool owner_counted = group.try_add_owned(&c);
   if (!owner_counted) group.add(1);
   try {
-    spawn<group_start_job>(a, nullptr, std::forward<Task>(t), &group, owner_counted);
+    spawn_from<group_start_job>(c, a, nullptr, std::forward<Task>(t), &group, owner_counted);
   } catch (...) {
     group.finish_member(&c, owner_counted);
     throw;

@@ -35,12 +35,14 @@ class join_awaiter final : public completion_callback {
  public:
   join_awaiter(wait_context& ctx, arena& a) noexcept
       : m_ctx(ctx), m_arena(a), m_resume_group(current_group()) {}
-  bool await_ready() const noexcept { return m_ctx.done(); }
+  bool await_ready() noexcept { return m_seen_done = m_ctx.done(); }
   template <class P>
   std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
     m_handle = h;
     m_resume_group = group_to_resume_in<P>(m_resume_group);
-    return next();
+    // await_ready has just read the group not done: straight to its members (a group that
+    // ended in between is seen by the arming, which then says done).
+    return take_member_or_arm();
   }
 
   // What the join does next: resume the joiner (the group is done), run a member of the group
@@ -48,7 +50,14 @@ class join_awaiter final : public completion_callback {
   // resume the joiner (noop: this thread goes back to its scheduler). Also called by an
   // inlined member when it ends.
   std::coroutine_handle<> next() noexcept {
-    if (m_ctx.done()) return m_handle;
+    if (m_ctx.done()) {
+      m_seen_done = true;  // and the joiner resumes right here, by transfer
+      return m_handle;
+    }
+    return take_member_or_arm();
+  }
+
+  std::coroutine_handle<> take_member_or_arm() noexcept {
     if (std::coroutine_handle<> member = take_inline_member(m_ctx, this)) return member;
     switch (m_ctx.arm_resumer(this)) {
       case wait_context::arm_result::armed:
@@ -73,8 +82,10 @@ class join_awaiter final : public completion_callback {
   void await_resume() {
     // An inline member ran in its group, and a resume task in none: back to the joiner's.
     enter_group(m_resume_group);
-    // acquire: the tasks' effects (done() pairs with their finish_one).
-    (void)m_ctx.done();
+    // acquire: the tasks' effects (done() pairs with their finish_one). Already read on this
+    // thread when the join ended in a done() here (await_ready, or next() that then
+    // transferred to the joiner): the common inline join reads the group once.
+    if (!m_seen_done) (void)m_ctx.done();
     m_ctx.reset();
     if (m_ctx.has_exception()) std::rethrow_exception(m_ctx.take_exception());
   }
@@ -84,6 +95,7 @@ class join_awaiter final : public completion_callback {
   arena& m_arena;
   wait_context* m_resume_group;  // the running group to put back (resume.hpp, enter_group)
   std::coroutine_handle<> m_handle;
+  bool m_seen_done = false;  // a done() of this thread read the group done (await_resume)
 };
 
 }  // namespace heist::detail

@@ -162,10 +162,10 @@ void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, 
 // stores it into the block from registers. (Handing the closure by reference to an
 // out-of-line path made it build the closure on the stack, one store per member, and copy it
 // into the block with one wider load: a store-forwarding stall on every spawn, a quarter of
-// the time of heist-bench's nqueens spawn loop.)
+// the time of heist-bench's nqueens spawn loop.) `c`: the calling thread's context.
 template <class Job, class... Args>
-HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
-  thread_context& c = current_context();
+HEIST_ALWAYS_INLINE void spawn_from(thread_context& c, arena& a, wait_context* group,
+                                    Args&&... args) {
   task* const t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
   if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
     if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
@@ -176,6 +176,12 @@ HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
     return;
   }
   spawn_built_from_outside(a, c, group, t);
+}
+
+// The same, for a caller that has not read its thread's context.
+template <class Job, class... Args>
+HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
+  spawn_from<Job>(current_context(), a, group, std::forward<Args>(args)...);
 }
 
 // Queues `t`, built earlier (a continuation, built when it was attached), into `a`: the
