@@ -300,6 +300,60 @@ TEST(LeafSizer, TimesEachLeafFromTheEndOfThePreviousOne) {
   EXPECT_GE(sizer.leaf(), 8u);
 }
 
+TEST(LeafSizer, GrowsByWhatKeepsTheNextLeafUnderHalfTheTarget) {
+  using heist::detail::leaf_sizer;
+  leaf_sizer sizer(1, 1);
+  EXPECT_FALSE(sizer.long_leaves());
+  sizer.observed(1, 0);  // too quick to measure: the largest step
+  EXPECT_EQ(sizer.leaf(), 64u);
+  sizer.observed(64, 1'000);  // x4 takes 4 us, under 8; x8 would take 8
+  EXPECT_EQ(sizer.leaf(), 256u);
+  EXPECT_FALSE(sizer.long_leaves());
+  sizer.observed(256, 5'000);  // a quarter of the target or more: long; x2 only
+  EXPECT_EQ(sizer.leaf(), 512u);
+  EXPECT_TRUE(sizer.long_leaves());
+  sizer.observed(512, 40'000);  // over twice the target: shrinks to fit 16 us
+  EXPECT_EQ(sizer.leaf(), 204u);
+  EXPECT_TRUE(sizer.long_leaves());
+  sizer.observed(100, 1'000);  // under half the current size: says nothing of its size
+  EXPECT_EQ(sizer.leaf(), 204u);
+  EXPECT_FALSE(sizer.long_leaves());
+  // A task given a piece starts from its giver's leaf and knows its leaves were long.
+  EXPECT_TRUE(leaf_sizer(1, 300, true).long_leaves());
+}
+
+TEST(LoopDemand, AnEmptyDequeKeepsAPieceReadyOnlyWhileLeavesAreLong) {
+  // One worker, running this task: no thread of the arena is idle. Short leaves give nothing
+  // then (the next leaf boundary comes soon); long ones keep one piece in the empty deque
+  // for whichever thread turns idle first.
+  // (The test thread waits on a latch, not in a helping wait, which would count it idle.)
+  heist::executor ex(1);
+  bool short_gives = true, long_gives = false;
+  std::latch done(1);
+  ex.post([&] {
+    heist::detail::arena& a = heist::detail::current_arena();
+    short_gives = heist::detail::loop_demand(a, false);
+    long_gives = heist::detail::loop_demand(a, true);
+    done.count_down();
+  });
+  done.wait();
+  EXPECT_FALSE(short_gives);
+  EXPECT_TRUE(long_gives);
+
+  // Two workers, the other one idle (searching or asleep): a piece for it either way.
+  heist::executor two(2);
+  bool short_gives_to_idle = false;
+  two.submit([&] {
+       heist::detail::arena& a = heist::detail::current_arena();
+       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       while (a.idle().snapshot() == 0 && std::chrono::steady_clock::now() < deadline)
+         std::this_thread::yield();
+       short_gives_to_idle = heist::detail::loop_demand(a, false);
+     })
+      .get();
+  EXPECT_TRUE(short_gives_to_idle);
+}
+
 TEST(ParallelFor, CallingThreadTakesPart) {
   // The only worker is blocked: the loop can only finish if the calling thread runs it.
   heist::executor ex(1);

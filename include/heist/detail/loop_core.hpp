@@ -84,10 +84,15 @@ class leaf_sizer {
  public:
   static constexpr std::uint64_t k_target_ns = 16'000;
 
-  // A task given a piece of another task's range starts from that task's leaf size.
-  leaf_sizer(std::size_t grain, std::size_t start) noexcept
-      : m_grain(grain), m_leaf(std::max(grain, start)), m_mark(loop_clock()) {}
+  // A task given a piece of another task's range starts from that task's leaf size and
+  // knows whether its leaves were long.
+  leaf_sizer(std::size_t grain, std::size_t start, bool long_leaves = false) noexcept
+      : m_grain(grain), m_leaf(std::max(grain, start)), m_mark(loop_clock()), m_long(long_leaves) {}
   std::size_t leaf() const noexcept { return m_leaf; }
+  // Did the last leaf take at least a quarter of the target (leaves of a sized loop take 8-32
+  // us; a loop still growing its leaves, or one whose whole range runs in a few microseconds,
+  // has short ones)? loop_demand keeps a piece ready for the next idle thread only then.
+  bool long_leaves() const noexcept { return m_long; }
 
   // A leaf of `iterations` has just run: time it since the previous mark.
   void leaf_done(std::size_t iterations) noexcept {
@@ -97,10 +102,19 @@ class leaf_sizer {
   }
   void observed(std::size_t iterations, std::uint64_t ns) noexcept {
     if (iterations == 0) return;
+    m_long = ns >= k_target_ns / 4;
     if (ns < k_target_ns / 2) {
       // Only a leaf of at least half the current size says something about bigger ones
       // (halving odd sizes makes pieces just under the leaf size, so not "full size").
-      if (2 * iterations > m_leaf && m_leaf < (std::size_t{1} << 40)) m_leaf *= 2;
+      // Grows by the largest power of two that keeps the next leaf under half the target
+      // (at least 2, at most 64): a loop of tiny bodies, whose first leaf is one grain,
+      // reaches its size in a few leaves instead of one doubling (and one clock read) each.
+      if (2 * iterations > m_leaf && m_leaf < (std::size_t{1} << 40)) {
+        std::size_t factor = 2;
+        while (factor < 64 && (2 * factor) * ns < k_target_ns / 2)
+          factor *= 2;
+        m_leaf *= factor;
+      }
     } else if (ns > 2 * k_target_ns) {
       const double per_iteration = static_cast<double>(ns) / static_cast<double>(iterations);
       const auto fit = static_cast<std::size_t>(static_cast<double>(k_target_ns) / per_iteration);
@@ -112,6 +126,7 @@ class leaf_sizer {
   std::size_t m_grain;
   std::size_t m_leaf;
   std::uint64_t m_mark;  // loop_clock() at the end of the last leaf (or at construction)
+  bool m_long;
 };
 
 template <class R>
@@ -213,11 +228,14 @@ class range_pool {
 };
 
 // Should a loop task give a piece of its range away now? A thread with a slot does while its
-// deque holds fewer pieces than the arena has idle threads (searching or sleeping), and
-// always when its deque is empty: each piece waits there for a thread that turns idle, which
-// steals it at once instead of waiting for this task's next leaf boundary (a leaf of EPCC
-// loop 2 takes 1.2 ms), and a piece nobody steals costs one spawn, popped back by this task
-// later. One piece per idle thread, not one in all: when a leaf is long and many threads are
+// deque holds fewer pieces than the arena has idle threads (searching or sleeping), and, while
+// its leaves are long (`long_leaves`: leaf_sizer), always when its deque is empty: each piece
+// waits there for a thread that turns idle, which steals it at once instead of waiting for
+// this task's next leaf boundary (a leaf of EPCC loop 2 takes 1.2 ms), and a piece nobody
+// steals costs one spawn, popped back by this task later. With short leaves the next boundary
+// comes within microseconds, and a piece kept ready only makes busy threads trade halves of a
+// small range (a 256-iteration loop of 2 ns bodies made 7 tasks and 5.5 steals per call on
+// two workers). One piece per idle thread, not one in all: when a leaf is long and many threads are
 // idle (the start of each repetition of EPCC loop 2 on 16 cores, where they parked while the
 // previous one ended), the task exposes its range's halves before its first leaf instead of
 // one per leaf boundary, so the heavy rows reach every thread in one round of steals rather
@@ -227,12 +245,13 @@ class range_pool {
 // queue) gives only when another thread is idle that could take work of arena `a` (for a
 // task arena, an idle worker of the executor counts too if the arena has a free slot).
 // The idle word is read relaxed: a hint; a stale count costs a spawn or a leaf's delay.
-inline bool loop_demand(arena& a) noexcept {
+inline bool loop_demand(arena& a, bool long_leaves) noexcept {
   const thread_context* c = t_context;
   const std::uint64_t idle = a.idle().snapshot();
   if (c != nullptr && c->m_slot != nullptr && c->m_arena == &a) {
-    const std::size_t wanted = std::max<std::size_t>(
-        1, std::size_t{idle_state::searching(idle)} + std::size_t{idle_state::sleeping(idle)});
+    const std::size_t wanted =
+        std::max<std::size_t>(long_leaves ? 1 : 0, std::size_t{idle_state::searching(idle)} +
+                                                       std::size_t{idle_state::sleeping(idle)});
     return c->m_slot->m_deque.size() < wanted;
   }
   if (idle != 0) return true;  // somebody is searching or sleeping

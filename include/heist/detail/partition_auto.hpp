@@ -6,15 +6,17 @@
 namespace heist::detail {
 
 template <class R, class Body>
-void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf) {
+void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf,
+              bool long_leaves = false) {
   range_pool<R> pool(range);
-  leaf_sizer sizer(grain_of(range), start_leaf);
+  leaf_sizer sizer(grain_of(range), start_leaf, long_leaves);
   while (!pool.empty()) {
     if (loop.cancelled()) return;
-    if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
-      give_piece(loop, *loop.m_ctx, [&loop, piece = pool.give(), leaf = sizer.leaf()] {
-        auto_for(loop, piece, leaf);
-      });
+    if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena, sizer.long_leaves())) {
+      give_piece(loop, *loop.m_ctx,
+                 [&loop, piece = pool.give(), leaf = sizer.leaf(), is_long = sizer.long_leaves()] {
+                   auto_for(loop, piece, leaf, is_long);
+                 });
       continue;
     }
     pool.split_top_to(sizer.leaf());
@@ -24,7 +26,8 @@ void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf
 }
 
 template <class R, class T, class Body, class Join>
-T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_t start_leaf) {
+T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_t start_leaf,
+              bool long_leaves = false) {
   static constexpr std::size_t k_max_children = 64;
   T acc = *loop.m_identity;
   std::optional<T> results[k_max_children];
@@ -34,13 +37,16 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
   // leaf's exception goes to `kids` (cancelling the children) and is rethrown by the join.
   try {
     range_pool<R> pool(range);
-    leaf_sizer sizer(grain_of(range), start_leaf);
+    leaf_sizer sizer(grain_of(range), start_leaf, long_leaves);
     while (!pool.empty() && !loop.cancelled()) {
-      if (children < k_max_children && pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena)) {
+      if (children < k_max_children && pool.can_give(sizer.leaf()) &&
+          loop_demand(*loop.m_arena, sizer.long_leaves())) {
         std::optional<T>* out = &results[children++];
-        give_piece(loop, kids, [&loop, out, piece = pool.give(), leaf = sizer.leaf()] {
-          out->emplace(auto_reduce(loop, piece, leaf));
-        });
+        give_piece(
+            loop, kids,
+            [&loop, out, piece = pool.give(), leaf = sizer.leaf(), is_long = sizer.long_leaves()] {
+              out->emplace(auto_reduce(loop, piece, leaf, is_long));
+            });
         continue;
       }
       pool.split_top_to(sizer.leaf());
