@@ -306,16 +306,16 @@ TEST(LeafSizer, GrowsByWhatKeepsTheNextLeafUnderHalfTheTarget) {
   EXPECT_FALSE(sizer.long_leaves());
   sizer.observed(1, 0);  // too quick to measure: the largest step
   EXPECT_EQ(sizer.leaf(), 64u);
-  sizer.observed(64, 1'000);  // x4 takes 4 us, under 8; x8 would take 8
-  EXPECT_EQ(sizer.leaf(), 256u);
-  EXPECT_FALSE(sizer.long_leaves());
-  sizer.observed(256, 5'000);  // a quarter of the target or more: long; x2 only
+  sizer.observed(64, 500);  // x8 takes 4 us, under 8; x16 would take 8
   EXPECT_EQ(sizer.leaf(), 512u);
+  EXPECT_FALSE(sizer.long_leaves());
+  sizer.observed(512, 5'000);  // a sixteenth of the target or more: long; x2 only
+  EXPECT_EQ(sizer.leaf(), 1024u);
   EXPECT_TRUE(sizer.long_leaves());
-  sizer.observed(512, 40'000);  // over twice the target: shrinks to fit 16 us
+  sizer.observed(1024, 80'000);  // over twice the target: shrinks to fit 16 us
   EXPECT_EQ(sizer.leaf(), 204u);
   EXPECT_TRUE(sizer.long_leaves());
-  sizer.observed(100, 1'000);  // under half the current size: says nothing of its size
+  sizer.observed(100, 500);  // under half the current size: says nothing of its size
   EXPECT_EQ(sizer.leaf(), 204u);
   EXPECT_FALSE(sizer.long_leaves());
   // A task given a piece starts from its giver's leaf and knows its leaves were long.

@@ -89,9 +89,11 @@ class leaf_sizer {
   leaf_sizer(std::size_t grain, std::size_t start, bool long_leaves = false) noexcept
       : m_grain(grain), m_leaf(std::max(grain, start)), m_mark(loop_clock()), m_long(long_leaves) {}
   std::size_t leaf() const noexcept { return m_leaf; }
-  // Did the last leaf take at least a quarter of the target (leaves of a sized loop take 8-32
-  // us; a loop still growing its leaves, or one whose whole range runs in a few microseconds,
-  // has short ones)? loop_demand keeps a piece ready for the next idle thread only then.
+  // Did the last leaf take at least a sixteenth of the target, 1 us, about what a piece
+  // given and stolen for nothing costs (leaves of a sized loop take 8-32 us; a loop whose
+  // whole range runs in a few microseconds has shorter ones)? loop_demand keeps a piece
+  // ready for the next idle thread only then: with shorter leaves the next boundary is
+  // nearer than that.
   bool long_leaves() const noexcept { return m_long; }
 
   // A leaf of `iterations` has just run: time it since the previous mark.
@@ -102,7 +104,7 @@ class leaf_sizer {
   }
   void observed(std::size_t iterations, std::uint64_t ns) noexcept {
     if (iterations == 0) return;
-    m_long = ns >= k_target_ns / 4;
+    m_long = ns >= k_target_ns / 16;
     if (ns < k_target_ns / 2) {
       // Only a leaf of at least half the current size says something about bigger ones
       // (halving odd sizes makes pieces just under the leaf size, so not "full size").
