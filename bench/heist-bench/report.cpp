@@ -259,6 +259,8 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   // Priorities and idle threads: start latencies (us).
   group_chart("Start latency (us): priorities and idle threads, lower is better", "sizing", "us",
               "sizing-latency.svg");
+  // Loops: every schedule of each loop workload (the EPCC loops, small loops, vector add, sum).
+  group_chart("Parallel loops (ms, lower is better)", "loops", "ms", "loops.svg");
   // Peak resident memory per workload (a fresh process per bar).
   group_chart("Peak resident memory (MiB) per workload, lower is better", "memory", "MiB",
               "memory.svg");

@@ -129,11 +129,12 @@ void loop_workloads(context& x) {
   const std::vector<int> counts = sweep ? x.cfg.threads : std::vector<int>{1, most};
   // Serial runs at 1 thread only; in quick mode the schedules run at the most threads only,
   // and the balanced loops skip OpenMP dynamic,1 and dynamic,4 (a shared counter bumped per 1
-  // or 4 elements of a 1e7 or 1e8 array: 5 to 30 times slower than any other schedule, and
-  // seconds of the quick run's budget better spent on more samples of the EPCC loops).
+  // or 4 elements of a 1e7 or 1e8 array, or of 2,000 small loops: 5 to 30 times slower than
+  // any other schedule, and seconds of the quick run's budget better spent on more samples
+  // of the EPCC loops).
   auto runs_at = [&](const std::string& workload, const std::string& k, int t) {
     if (k == "serial") return t == 1;
-    if (!x.cfg.full && (workload == "vecadd" || workload == "reduce") &&
+    if (!x.cfg.full && (workload == "vecadd" || workload == "smallloops" || workload == "reduce") &&
         (k == "omp-dynamic1" || k == "omp-dynamic4")) {
       return false;
     }
@@ -199,6 +200,22 @@ void loop_workloads(context& x) {
                 return checksum(*out);
               });
   }
+  if (x.cfg.wants_workload("smallloops", true)) {
+    // 2,000 loops of 2,048 iterations of a 1-2 ns body: what one loop call costs when there
+    // is little to share (the median / 2,000 is the cost per call).
+    const int calls = 2000;
+    auto a = std::make_shared<std::vector<double>>(2048);
+    loop_case(
+        "smallloops", "2,000 loops of 2,048 x 1 ns", 1, x.cfg.reps_or(11, 15),
+        [a] {
+          for (std::size_t i = 0; i < a->size(); ++i)
+            (*a)[i] = static_cast<double>(i);
+        },
+        [a, calls](auto& l) {
+          small_loops(l, *a, calls);
+          return checksum(*a);
+        });
+  }
   if (x.cfg.wants_workload("reduce", true)) {
     const std::size_t n = 100'000'000;
     auto xs = std::make_shared<std::vector<double>>(n);
@@ -211,7 +228,7 @@ void loop_workloads(context& x) {
 }
 
 const register_family k_registered{
-    {20, "loops", {"epcc1", "epcc2", "vecadd", "reduce"}, &loop_workloads}};
+    {20, "loops", {"epcc1", "epcc2", "vecadd", "smallloops", "reduce"}, &loop_workloads}};
 
 }  // namespace
 }  // namespace bench

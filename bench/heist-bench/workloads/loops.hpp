@@ -88,6 +88,20 @@ void vector_add(L& l, const std::vector<double>& x, const std::vector<double>& y
   });
 }
 
+// Back-to-back small loops: `calls` loops over a.size() elements of a 1-2 ns body each, so
+// that the per-call cost of a parallel loop (waking, splitting, stealing, joining) dominates.
+// Each call adds 1 to every element: sums of small integers are exact, so the checksum shows
+// an iteration lost or run twice in any call.
+template <class L>
+void small_loops(L& l, std::vector<double>& a, int calls) {
+  for (int c = 0; c < calls; ++c) {
+    l.for_range(a.size(), [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i)
+        a[i] += 1.0;
+    });
+  }
+}
+
 template <class L>
 double sum_doubles(L& l, const std::vector<double>& x) {
   return l.sum(x.size(), [&](std::size_t lo, std::size_t hi) {
