@@ -108,6 +108,65 @@ TEST(WindowProbe, MemberInlinedWhileAThiefFinishesAnotherMember) {
   EXPECT_GT(st.windows.load(), 0) << "no round opened the window";
 #endif
 }
+#if HEIST_PERTURB
+// A member that ends only once the joiner is held between await_ready and await_suspend's
+// first step (or after 200 ms, if it was not stolen and the joiner runs it inline).
+heist::task<void> member_ending_in_window(std::atomic<int>& holding, std::atomic<int>& done) {
+  for (int i = 0; i < 2000 && holding.load() == 0; ++i)
+    std::this_thread::sleep_for(100us);
+  done.store(1);
+  co_return;
+}
+#endif
+
+// The joiner's first step (issue 13, twenty-second round) skips the done() that await_ready
+// has just read false. Its only member, stolen by the other worker, ends inside that window
+// (perturbation point join_suspending): the arming must find the group done and resume the
+// joiner at once, exactly once. If the arming armed anyway, nobody would be left to resume it
+// (the watchdog ends the test).
+TEST(WindowProbe, GroupEndsBetweenAJoinersReadyCheckAndItsFirstStep) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("GroupEndsBetweenAJoinersReadyCheckAndItsFirstStep", 60s);
+  struct state {
+    std::atomic<int> holding{0};
+    std::atomic<int> member_done{0};
+    std::atomic<int> windows{0};  // rounds in which the member ended inside the window
+  } st;
+  perturb::set_hook(
+      perturb::point::join_suspending,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        s.holding.store(1);
+        for (int i = 0; i < 200 && s.member_done.load() == 0; ++i)
+          std::this_thread::sleep_for(100us);
+        if (s.member_done.load() != 0) {
+          std::this_thread::sleep_for(1ms);  // its finish is counted by now
+          s.windows.fetch_add(1);
+        }
+      },
+      &st);
+  heist::executor ex(2);
+  std::atomic<int> resumed{0};
+  auto joiner = [&]() -> heist::task<void> {
+    heist::task_group g;
+    g.run(member_ending_in_window(st.holding, st.member_done));
+    std::this_thread::sleep_for(2ms);  // the idle worker steals it and waits for the hold
+    co_await g.join();
+    resumed.fetch_add(1);
+    EXPECT_EQ(st.member_done.load(), 1);
+  };
+  for (int round = 0; round < 40; ++round) {
+    st.holding = 0;
+    st.member_done = 0;
+    heist::start(ex, joiner()).get();
+    ASSERT_EQ(resumed.load(), round + 1);
+  }
+  perturb::set_hook(perturb::point::join_suspending, nullptr, nullptr);
+  EXPECT_GT(st.windows.load(), 0) << "no round opened the window";
+#endif
+}
+
 // Owner-counted joins (issue 13). The owner of a group has marked its count busy (O1) and
 // seen the group still its own (O2), but not yet written its count (O3), when another thread
 // claims the group: the claimer must wait for the owner's change (C3 takes no count that

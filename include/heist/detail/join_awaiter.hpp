@@ -42,6 +42,7 @@ class join_awaiter final : public completion_callback {
     m_resume_group = group_to_resume_in<P>(m_resume_group);
     // await_ready has just read the group not done: straight to its members (a group that
     // ended in between is seen by the arming, which then says done).
+    HEIST_PERTURB_POINT(join_suspending);
     return take_member_or_arm();
   }
 

@@ -237,11 +237,11 @@ class range_pool {
 // steals costs one spawn, popped back by this task later. With short leaves the next boundary
 // comes within microseconds, and a piece kept ready only makes busy threads trade halves of a
 // small range (a 256-iteration loop of 2 ns bodies made 7 tasks and 5.5 steals per call on
-// two workers). One piece per idle thread, not one in all: when a leaf is long and many threads are
-// idle (the start of each repetition of EPCC loop 2 on 16 cores, where they parked while the
-// previous one ended), the task exposes its range's halves before its first leaf instead of
-// one per leaf boundary, so the heavy rows reach every thread in one round of steals rather
-// than spreading a hop per leaf. Each give halves what the task keeps, so it gives at most
+// two workers). One piece per idle thread, not one in all: when a leaf is long and many
+// threads are idle (the start of each repetition of EPCC loop 2 on 16 cores, where they parked
+// while the previous one ended), the task exposes its range's halves before its first leaf
+// instead of one per leaf boundary, so the heavy rows reach every thread in one round of steals
+// rather than spreading a hop per leaf. Each give halves what the task keeps, so it gives at most
 // log2(range / leaf) pieces at once. With one other thread (two workers) this is the rule
 // "give when the deque is empty". A thread without a slot (its spawns go to the injection
 // queue) gives only when another thread is idle that could take work of arena `a` (for a

@@ -65,6 +65,7 @@ enum class point : std::uint32_t {
   search_registering,        // a first look found nothing; not counted as a searcher yet
   cancel_flagged,            // a group's cancel flag is set; the epoch not bumped yet
   start_placing,             // a new worker's thread runs; the creator has not placed it yet
+  join_suspending,           // a joiner's await_ready read its group not done; no step yet
   count
 };
 
