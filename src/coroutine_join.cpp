@@ -31,17 +31,10 @@ std::coroutine_handle<> take_inline_member(wait_context& group, join_awaiter* jo
         task_closure<group_start_job>(t).group != &group ||
         t->m_isolation.load(std::memory_order_relaxed) != c->m_isolation) {
       // Not ours (or of another isolation region than the running task, which an isolated
-      // waiter below us must not run: the scheduler will): back on top, where it was. The pop made
-      // room, so the push cannot grow the ring (and cannot throw).
-      bool was_empty = false;
-      try {
-        was_empty = s.m_deque.push(t);
-      } catch (...) {
-        std::terminate();
-      }
-      arena& a = *c->m_arena;
-      a.idle().notify_after_spawn(was_empty);
-      if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
+      // waiter below us must not run: the scheduler will): back on top, where it was, waking
+      // a thief that found the deque empty meanwhile (the pop made room: no growth, no throw).
+      t->m_next.store(nullptr, std::memory_order_relaxed);
+      push_back_foreign(*c, t);
       return {};
     }
     HEIST_PERTURB_POINT(member_inlined);

@@ -66,8 +66,10 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
     depth_guard depth(c);
     for (;;) {
       t = c.m_slot->m_deque.pop();
-      if (t == nullptr || !run_popped_own_child(c, w, t)) break;
-      if (w.done(&c)) return;
+      if (t == nullptr) break;
+      const own_child_run r = run_popped_own_child(c, w, t);
+      if (r == own_child_run::not_run) break;
+      if (r == own_child_run::group_done) return;
     }
   }
   help_loop(c, *c.m_arena, w, true, t);

@@ -103,7 +103,7 @@ inline void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
 }
 
 // --- finding a task (search.cpp) --------------------------------------------------------------
-// Pushes back tasks an isolated waiter popped and may not run (see search.cpp).
+// Pushes back tasks the thread popped from its own deque and will not run (see search.cpp).
 void push_back_foreign(thread_context& c, task* list) noexcept;
 // Pops past tasks of other isolation regions to one of `f`'s region (see search.cpp).
 task* dig_for_region(thread_context& c, const task_filter& f, task* t) noexcept;

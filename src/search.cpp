@@ -31,10 +31,12 @@
 
 namespace heist::detail {
 
-// Pushes back tasks an isolated waiter popped and may not run (linked through m_next, the
-// most recently popped first, so pushing in list order restores the deque's order). A push
-// into an empty deque is a publication: a thief may have found the deque empty meanwhile and
-// gone to sleep, so it wakes a sleeper as a spawn would (issue 9, bug 4).
+// Pushes back tasks the thread popped from its own deque and will not run (an isolated
+// waiter's of other regions, a finished wait's, a coroutine join's non-members), linked
+// through m_next, the most recently popped first, so that pushing in list order restores the
+// deque's order. A push into an empty deque is a publication: a thief may have found the
+// deque empty meanwhile and gone to sleep, so it wakes a sleeper as a spawn would (issue 9,
+// bug 4).
 void push_back_foreign(thread_context& c, task* list) noexcept {
   arena& a = *c.m_arena;
   bool woke = false;

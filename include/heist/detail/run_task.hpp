@@ -123,7 +123,11 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
   } else {
     c.m_exec->count_external_finished(c, run);
   }
-  if (group != nullptr) group->finish_task(&c, counted_by_owner);
+  // The own child's finish is the caller's, fused with its look at the group
+  // (try_run_own_child).
+  if constexpr (!OwnChild) {
+    if (group != nullptr) group->finish_task(&c, counted_by_owner);
+  }
 }
 
 inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
@@ -165,27 +169,36 @@ inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexce
   static_cast<scheduling_state&>(c) = saved;
 }
 
+// What became of a task popped in a helping wait (try_run_own_child).
+enum class own_child_run : std::uint8_t {
+  not_run,     // not a child for the short path: the caller still holds it
+  group_open,  // run; its group is not done
+  group_done,  // run; that finished its group (read with acquire, as done() does)
+};
+
 // The helping wait's common case: it popped `t` from its own slot's deque (not stolen), `t` is
 // a child of the group `w` it waits for that it counted itself (owner-counted), of the
 // waiter's own isolation region, the waiter runs inside a task (the common join: a task waits
 // for the children it spawned), the stack has room and the slot records no trace. Then `t`
 // runs through run_task_of with those facts as constants (no branch on stolen, null group,
-// null slot or the external counters; the depth and the isolation stay). Returns false, having
-// done nothing, when any of them does not hold. Such a task is a group_job (a
-// task_group's or a loop's), which never hands over a continuation: only a submit() task's
-// last act does (spawn.hpp, task_end_scope), and those belong to no group. So nothing is
-// left in the bypass here (asserted; execute_task takes it everywhere else).
-HEIST_ALWAYS_INLINE bool try_run_own_child(thread_context& c, wait_context& w, task* t) noexcept {
+// null slot or the external counters; the depth and the isolation stay), and its finish and
+// the look at `w` that follows are one step (wait_context::finish_own_child_then_done).
+// Returns not_run, having done nothing, when any of them does not hold. Such a task is a
+// group_job (a task_group's or a loop's), which never hands over a continuation: only a
+// submit() task's last act does (spawn.hpp, task_end_scope), and those belong to no group. So
+// nothing is left in the bypass here (asserted; execute_task takes it everywhere else).
+HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, wait_context& w,
+                                                    task* t) noexcept {
   // relaxed (m_isolation): this thread popped `t`, which synchronized with its push.
   if (t->m_group != tag_group(&w, true) ||
       t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
       HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
       HEIST_UNLIKELY(inline_stack_is_low(c))) {
-    return false;
+    return own_child_run::not_run;
   }
   run_task_of<true>(c, t, &w, true, false);
   assert(c.m_bypass == nullptr && "a group's task handed over a continuation");
-  return true;
+  return w.finish_own_child_then_done(&c) ? own_child_run::group_done : own_child_run::group_open;
 }
 
 // Polled completions (poller.hpp) at a task boundary of a busy thread, at most every
@@ -203,13 +216,15 @@ void help_until_pending(arena& a, wait_context& w);
 // (the caller counts the nesting: depth_guard), if it is a child of `w` that may run here
 // with the least bookkeeping (try_run_own_child), then lets polled completions progress, as
 // the waits of nested parallelism run tasks (the thread's executor is its arena's: it holds a
-// slot there). False: not run; the caller still holds `t`.
-HEIST_ALWAYS_INLINE bool run_popped_own_child(thread_context& c, wait_context& w,
-                                              task* t) noexcept {
+// slot there). not_run: the caller still holds `t`.
+HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, wait_context& w,
+                                                       task* t) noexcept {
   // An isolated waiter runs only tasks of its region: try_run_own_child takes only those.
-  if (!try_run_own_child(c, w, t)) return false;
-  if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
-  return true;
+  const own_child_run r = try_run_own_child(c, w, t);
+  if (r != own_child_run::not_run && HEIST_UNLIKELY(c.m_exec->poll_pending())) {
+    poll_between_tasks(c);
+  }
+  return r;
 }
 
 // Returns when every task of `w` has finished (the file comment has the fast path).
@@ -219,13 +234,13 @@ HEIST_ALWAYS_INLINE void wait_for_group(arena& a, wait_context& w) {
   if (HEIST_LIKELY(c != nullptr && c->m_slot != nullptr && c->m_arena == &a)) {
     task* t = c->m_slot->m_deque.pop();
     if (t != nullptr) {
-      bool ran;
+      own_child_run r;
       {
         inline_depth_guard depth(*c);
-        ran = run_popped_own_child(*c, w, t);
+        r = run_popped_own_child(*c, w, t);
       }
-      if (ran) {
-        if (w.done(c)) return;
+      if (r != own_child_run::not_run) {
+        if (r == own_child_run::group_done) return;
         t = nullptr;
       }
     }

@@ -58,7 +58,7 @@
 
 namespace heist::detail {
 
-class thread_context;
+struct thread_context;
 extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 
 // Whether owner-counted joins are on (the process-wide barrier they need is available), set
@@ -123,6 +123,28 @@ class wait_context {
   HEIST_ALWAYS_INLINE void finish_task(const thread_context* self, bool owner_counted) noexcept {
     if (owner_counted && change_owned(self, -1)) return;
     finish_one();
+  }
+
+  // The owner-counted child that thread `self` (holding its context) ran itself has finished:
+  // finish_task(self, true) and then done(self), in one. The owner's part of the sum is the
+  // value it has just stored (O3), not a reload: as in done(), the re-read of m_owner after
+  // the load of the count shows that no claim folded m_local before that load (a claim's C3
+  // comes after its barrier, which a re-read that still sees the owner precedes), and only the
+  // owner writes m_local until then. Saves the owner check and the m_local load of done().
+  HEIST_ALWAYS_INLINE bool finish_own_child_then_done(const thread_context* self) noexcept {
+    std::int64_t local;
+    if (HEIST_LIKELY(change_owned(self, -1, &local))) {
+      // acquire: as in done().
+      const std::int64_t shared = count_of(m_state.load(std::memory_order_acquire));
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (HEIST_LIKELY(m_owner.load(std::memory_order_relaxed) == self)) {
+        return local + shared == 0;
+      }
+      claim();
+      return count_of(m_state.load(std::memory_order_acquire)) == 0;
+    }
+    finish_one();
+    return done(self);
   }
 
   // A task counted with add() finished (or was skipped).
@@ -399,7 +421,9 @@ class wait_context {
   // the value taken. So the claimer never misses an owner's change, and the owner never
   // touches the group after O3: a waiter that sees the group done through the claim cannot
   // destroy it under an owner still inside this function.
-  HEIST_ALWAYS_INLINE bool change_owned(const thread_context* self, std::int64_t d) noexcept {
+  // `now`, if given, receives the value stored at O3 (on success).
+  HEIST_ALWAYS_INLINE bool change_owned(const thread_context* self, std::int64_t d,
+                                        std::int64_t* now = nullptr) noexcept {
     // relaxed: only a claimer writes m_owner after construction; O2 is what the barrier orders.
     if (m_owner.load(std::memory_order_relaxed) != self) return false;
     // Only we write m_local while we own the group, apart from a claimer's C3 (after which the
@@ -419,6 +443,7 @@ class wait_context {
     // O3. release: a claimer's acquire at C3 that reads it sees the effects of the task this
     // finish counts out, and passes them on through its release RMW on m_state.
     m_local.store(v + d, std::memory_order_release);
+    if (now != nullptr) *now = v + d;
     return true;
   }
 
