@@ -80,7 +80,7 @@ void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, ta
     discard_built_task(c, t);
     throw;
   }
-  queue_on_own_slot(a, c, group, t, false);
+  queue_on_own_slot(a, c, *c.m_slot, group, t, false);
 }
 
 void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t) {

@@ -65,9 +65,10 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
     // One level of nesting for the tasks run here; released before help_loop counts its own.
     depth_guard depth(c);
     for (;;) {
-      t = c.m_slot->m_deque.pop();
+      slot& own = *c.m_slot;
+      t = own.m_deque.pop();
       if (t == nullptr) break;
-      const own_child_run r = run_popped_own_child(c, w, t);
+      const own_child_run r = run_popped_own_child(c, own, w, t);
       if (r == own_child_run::not_run) break;
       if (r == own_child_run::group_done) return;
     }

@@ -82,13 +82,14 @@ HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run,
 // a slot that records no trace, that it already runs a task of its executor (m_task_depth > 0)
 // and that `t` is of the running task's isolation region; so those branches go, and the depth
 // and the isolation are left as they are (only zero or not zero matters of the depth: spawn.hpp;
-// the region is the same). Inline into both callers, so that what a caller knows folds away
-// and is not kept across the task's call.
+// the region is the same); `own` is then that slot (the caller has read it). Inline into both
+// callers, so that what a caller knows folds away and is not kept across the task's call.
 template <bool OwnChild = false>
 HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* group,
-                                     bool counted_by_owner, bool stolen) noexcept {
+                                     bool counted_by_owner, bool stolen,
+                                     slot* own = nullptr) noexcept {
   const bool run = group == nullptr || !group->is_cancelled();
-  slot* const s = c.m_slot;
+  slot* const s = OwnChild ? own : c.m_slot;
   const bool on_slot = OwnChild || s != nullptr;
   // Chosen before the body starts, so that `run` need not be kept across the call on the
   // slot's path.
@@ -187,16 +188,17 @@ enum class own_child_run : std::uint8_t {
 // group_job (a task_group's or a loop's), which never hands over a continuation: only a
 // submit() task's last act does (spawn.hpp, task_end_scope), and those belong to no group. So
 // nothing is left in the bypass here (asserted; execute_task takes it everywhere else).
-HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, wait_context& w,
+// `own`: the thread's slot (c.m_slot), read once by the caller.
+HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own, wait_context& w,
                                                     task* t) noexcept {
   // relaxed (m_isolation): this thread popped `t`, which synchronized with its push.
   if (t->m_group != tag_group(&w, true) ||
       t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
-      HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(c.m_slot->m_trace != nullptr) ||
+      HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(own.m_trace != nullptr) ||
       HEIST_UNLIKELY(inline_stack_is_low(c))) {
     return own_child_run::not_run;
   }
-  run_task_of<true>(c, t, &w, true, false);
+  run_task_of<true>(c, t, &w, true, false, &own);
   assert(c.m_bypass == nullptr && "a group's task handed over a continuation");
   return w.finish_own_child_then_done(&c) ? own_child_run::group_done : own_child_run::group_open;
 }
@@ -216,11 +218,11 @@ void help_until_pending(arena& a, wait_context& w);
 // (the caller counts the nesting: depth_guard), if it is a child of `w` that may run here
 // with the least bookkeeping (try_run_own_child), then lets polled completions progress, as
 // the waits of nested parallelism run tasks (the thread's executor is its arena's: it holds a
-// slot there). not_run: the caller still holds `t`.
-HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, wait_context& w,
-                                                       task* t) noexcept {
+// slot there, `own`). not_run: the caller still holds `t`.
+HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, slot& own,
+                                                       wait_context& w, task* t) noexcept {
   // An isolated waiter runs only tasks of its region: try_run_own_child takes only those.
-  const own_child_run r = try_run_own_child(c, w, t);
+  const own_child_run r = try_run_own_child(c, own, w, t);
   if (r != own_child_run::not_run && HEIST_UNLIKELY(c.m_exec->poll_pending())) {
     poll_between_tasks(c);
   }
@@ -231,13 +233,15 @@ HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, wait_c
 HEIST_ALWAYS_INLINE void wait_for_group(arena& a, wait_context& w) {
   thread_context* const c = t_context;
   if (w.done(c)) return;
-  if (HEIST_LIKELY(c != nullptr && c->m_slot != nullptr && c->m_arena == &a)) {
-    task* t = c->m_slot->m_deque.pop();
+  // The slot read once (stores in between would make the compiler read it again).
+  slot* const own = c != nullptr ? c->m_slot : nullptr;
+  if (HEIST_LIKELY(own != nullptr && c->m_arena == &a)) {
+    task* t = own->m_deque.pop();
     if (t != nullptr) {
       own_child_run r;
       {
         inline_depth_guard depth(*c);
-        r = run_popped_own_child(*c, w, t);
+        r = run_popped_own_child(*c, *own, w, t);
       }
       if (r != own_child_run::not_run) {
         if (r == own_child_run::group_done) return;

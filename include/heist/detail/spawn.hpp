@@ -115,12 +115,12 @@ task* build_task(thread_context& c, wait_context* group, Args&&... args) {
 // Undoes a built task that could not be queued (push ran out of memory).
 void abandon_task(thread_context& c, task* t) noexcept;
 
-// The rest of a spawn onto the calling thread's own slot of `a`, once `t` is built: counts it
+// The rest of a spawn onto the calling thread's own slot `own` of `a`, once `t` is built: counts it
 // in `group` (if any) and, if `count_created`, in the slot's flow counters, pushes it, and
 // wakes a sleeper or attracts a visitor if one is needed. A push that runs out of memory
 // undoes the task and rethrows.
-HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, wait_context* group,
-                                           task* t, bool count_created) {
+HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, slot& own,
+                                           wait_context* group, task* t, bool count_created) {
   wait_context* counted_in = group;
   if (group != nullptr) {
     // The group's owner counts its own spawns without an atomic RMW (wait_context.hpp).
@@ -131,10 +131,10 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, wait_con
     }
   }
   t->m_group = counted_in;  // one store; published by the push below
-  if (count_created) c.m_slot->m_counters.created.bump();
+  if (count_created) own.m_counters.created.bump();
   bool was_empty;
   try {
-    was_empty = c.m_slot->m_deque.push(t);
+    was_empty = own.m_deque.push(t);
   } catch (...) {
     abandon_task(c, t);
     throw;
@@ -167,11 +167,14 @@ template <class Job, class... Args>
 HEIST_ALWAYS_INLINE void spawn_from(thread_context& c, arena& a, wait_context* group,
                                     Args&&... args) {
   task* const t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
-  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
+  // Read once: the stores into the task block and the group would otherwise make the compiler
+  // read the thread's slot again for the counter and again for the push.
+  slot* const own = c.m_slot;
+  if (HEIST_LIKELY(own != nullptr && c.m_arena == &a)) {
     if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
       spawn_built_from_lease(a, c, group, t);
     } else {
-      queue_on_own_slot(a, c, group, t, true);
+      queue_on_own_slot(a, c, *own, group, t, true);
     }
     return;
   }
