@@ -229,6 +229,76 @@ TEST(WindowProbe, GroupClaimedWhileItsOwnerChangesItsCount) {
 #endif
 }
 
+// The same window in the owner's fused finish and look (issue 13, twenty-third round:
+// wait_context::finish_own_child_then_done). The owner, waiting on its group, has run a child
+// it popped back and is between O2 and O3 of that child's finish when an outside thread starts
+// waiting on the group and claims it. The owner then stores O3, reads the count (which may
+// already hold the claimer's fold) and re-reads m_owner: it sees the claim and must take the
+// claimed count, not its own part plus a count that includes it; its later finishes count in
+// the shared count. Both waits return once every child has run, and only then.
+TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("GroupClaimedInsideTheOwnersFinishAndLook", 60s);
+  struct state {
+    std::atomic<bool> armed{false};
+    std::atomic<int> fired{0};
+    std::atomic<bool> claim_now{false};
+  } st;
+  perturb::set_hook(
+      perturb::point::owner_count_confirmed,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (!s.armed.load() || s.fired.fetch_add(1) != 0) return;
+        s.claim_now = true;                 // the claimer starts now...
+        std::this_thread::sleep_for(20ms);  // ...while the owner's finish sits before O3
+      },
+      &st);
+  heist::executor ex(1);
+  // The owner works in a task arena of one: the claimer, an outside thread, gets no slot there
+  // and only waits, so the owner runs every child itself, each finish through the fused step.
+  heist::task_arena arena(1, ex);
+  for (int round = 0; round < 5; ++round) {
+    st.armed = false;
+    st.fired = 0;
+    st.claim_now = false;
+    constexpr int k_children = 20;
+    std::atomic<int> finished{0};
+    std::atomic<int> owner_saw{-1}, claimer_saw{-1};
+    // Made by the worker (its owner, in its executor); the claimer reads it once the hook
+    // has fired, inside the owner's wait.
+    std::unique_ptr<heist::task_group> g;
+    std::thread claimer([&] {
+      while (!st.claim_now.load())
+        std::this_thread::yield();
+      g->wait();  // not the owner: claims the group first
+      claimer_saw = finished.load();
+    });
+    ex.submit([&] {
+        arena.execute([&] {
+          heist::task_group outer;  // the owner's code runs as a task (the wait's short path)
+          outer.run([&] {
+            g = std::make_unique<heist::task_group>();
+            for (int i = 0; i < k_children; ++i)
+              g->run([&finished] { finished.fetch_add(1); });
+            st.armed = true;  // the owner's next count change: its first child's finish
+            g->wait();
+            st.armed = false;  // (the outer task's finish changes the owner's count too)
+            owner_saw = finished.load();
+          });
+          outer.wait();
+        });
+      }).get();
+    st.claim_now = true;  // if the hook never fired: the claimer waits on the finished group
+    claimer.join();
+    g.reset();
+    EXPECT_EQ(st.fired.load(), 1) << "round " << round;
+    EXPECT_EQ(owner_saw.load(), k_children) << "round " << round;
+    EXPECT_EQ(claimer_saw.load(), k_children) << "round " << round;
+  }
+#endif
+}
+
 // The other side of the same window: a claimer has cleared m_owner (C1) but not yet run the
 // barrier or taken m_local, while the owner finishes the children it counted itself. Those
 // finishes see the claim and count in m_state; the count the claimer then takes over must
