@@ -167,6 +167,28 @@ TEST(WindowProbe, GroupEndsBetweenAJoinersReadyCheckAndItsFirstStep) {
 #endif
 }
 
+#if HEIST_PERTURB
+// The window between O2 and O3 of an owner's change of its count (perturbation point
+// owner_count_confirmed), opened once while `armed`: it tells a claimer to start and holds
+// the owner there for 20 ms.
+struct owner_change_window {
+  std::atomic<bool> armed{false};
+  std::atomic<int> fired{0};
+  std::atomic<bool> claim_now{false};
+  void hold_owner_between_o2_and_o3() {
+    perturb::set_hook(
+        perturb::point::owner_count_confirmed,
+        [](perturb::point, void* arg) {
+          auto& s = *static_cast<owner_change_window*>(arg);
+          if (!s.armed.load() || s.fired.fetch_add(1) != 0) return;
+          s.claim_now = true;                 // the claimer starts now...
+          std::this_thread::sleep_for(20ms);  // ...while the owner sits between O2 and O3
+        },
+        this);
+  }
+};
+#endif
+
 // Owner-counted joins (issue 13). The owner of a group has marked its count busy (O1) and
 // seen the group still its own (O2), but not yet written its count (O3), when another thread
 // claims the group: the claimer must wait for the owner's change (C3 takes no count that
@@ -176,20 +198,8 @@ TEST(WindowProbe, GroupClaimedWhileItsOwnerChangesItsCount) {
   HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB
   watchdog dog("GroupClaimedWhileItsOwnerChangesItsCount", 60s);
-  struct state {
-    std::atomic<bool> armed{false};
-    std::atomic<int> fired{0};
-    std::atomic<bool> claim_now{false};
-  } st;
-  perturb::set_hook(
-      perturb::point::owner_count_confirmed,
-      [](perturb::point, void* arg) {
-        auto& s = *static_cast<state*>(arg);
-        if (!s.armed.load() || s.fired.fetch_add(1) != 0) return;
-        s.claim_now = true;                 // the claimer starts now...
-        std::this_thread::sleep_for(20ms);  // ...while we sit between O2 and O3
-      },
-      &st);
+  owner_change_window st;
+  st.hold_owner_between_o2_and_o3();
   heist::executor ex(2);
   for (int round = 0; round < 5; ++round) {
     st.armed = false;
@@ -240,20 +250,8 @@ TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
   HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB
   watchdog dog("GroupClaimedInsideTheOwnersFinishAndLook", 60s);
-  struct state {
-    std::atomic<bool> armed{false};
-    std::atomic<int> fired{0};
-    std::atomic<bool> claim_now{false};
-  } st;
-  perturb::set_hook(
-      perturb::point::owner_count_confirmed,
-      [](perturb::point, void* arg) {
-        auto& s = *static_cast<state*>(arg);
-        if (!s.armed.load() || s.fired.fetch_add(1) != 0) return;
-        s.claim_now = true;                 // the claimer starts now...
-        std::this_thread::sleep_for(20ms);  // ...while the owner's finish sits before O3
-      },
-      &st);
+  owner_change_window st;
+  st.hold_owner_between_o2_and_o3();
   heist::executor ex(1);
   // The owner works in a task arena of one: the claimer, an outside thread, gets no slot there
   // and only waits, so the owner runs every child itself, each finish through the fused step.

@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <exception>
 
+#include "heist/detail/completion_callback.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/parker.hpp"
 #include "heist/detail/perturb.hpp"
@@ -70,19 +71,6 @@ void enable_owner_counting() noexcept;
 
 // Which counting a wait_context uses (see the file comment).
 enum class join_counting : std::uint8_t { shared, owner };
-
-// Runs once, on the thread that completes what it was registered on (a future's state, or a
-// group whose coroutine waits in co_await group.join()). Must not throw.
-class completion_callback {
- public:
-  virtual void fire() noexcept = 0;
-  // A coroutine's resumer (co_await group.join()) returns the coroutine, so that the task
-  // finishing the group last may continue it by symmetric transfer instead of firing.
-  virtual std::coroutine_handle<> coroutine() const noexcept { return {}; }
-
- protected:
-  ~completion_callback() = default;
-};
 
 // Bumped by every cancel(); see the file comment.
 inline std::atomic<std::uint64_t> g_cancel_epoch{1};
@@ -127,22 +115,11 @@ class wait_context {
 
   // The owner-counted child that thread `self` (holding its context) ran itself has finished:
   // finish_task(self, true) and then done(self), in one. The owner's part of the sum is the
-  // value it has just stored (O3), not a reload: as in done(), the re-read of m_owner after
-  // the load of the count shows that no claim folded m_local before that load (a claim's C3
-  // comes after its barrier, which a re-read that still sees the owner precedes), and only the
-  // owner writes m_local until then. Saves the owner check and the m_local load of done().
+  // value it has just stored at O3, not a reload (done_with_owned_part says why that is exact):
+  // done()'s owner check and its load of m_local are saved.
   HEIST_ALWAYS_INLINE bool finish_own_child_then_done(const thread_context* self) noexcept {
     std::int64_t local;
-    if (HEIST_LIKELY(change_owned(self, -1, &local))) {
-      // acquire: as in done().
-      const std::int64_t shared = count_of(m_state.load(std::memory_order_acquire));
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-      if (HEIST_LIKELY(m_owner.load(std::memory_order_relaxed) == self)) {
-        return local + shared == 0;
-      }
-      claim();
-      return count_of(m_state.load(std::memory_order_acquire)) == 0;
-    }
+    if (HEIST_LIKELY(change_owned(self, -1, &local))) return done_with_owned_part(self, local);
     finish_one();
     return done(self);
   }
@@ -189,19 +166,10 @@ class wait_context {
     assert(self == t_context && "done(self) with another thread's context");
     if (self != nullptr && m_owner.load(std::memory_order_relaxed) == self) {
       // Only this thread writes m_local (or a claimer, which first clears m_owner: then the
-      // re-check below fails and the claimed count is read).
-      const std::int64_t local = m_local.load(std::memory_order_relaxed);
-      // acquire: pairs with the release part of the finishing RMWs (count_change), so the
-      // effects of tasks that other threads finished are visible once the sum is zero.
-      const std::int64_t shared = count_of(m_state.load(std::memory_order_acquire));
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-      if (HEIST_LIKELY(m_owner.load(std::memory_order_relaxed) == self)) {
-        return local + shared == 0;
-      }
+      // re-check in done_with_owned_part fails and the claimed count is read).
+      return done_with_owned_part(self, m_local.load(std::memory_order_relaxed));
     }
-    claim();
-    // acquire: as above.
-    return count_of(m_state.load(std::memory_order_acquire)) == 0;
+    return claimed_done();
   }
 
   // True if both parts of the count read zero: nothing of the group is counted anywhere.
@@ -407,6 +375,27 @@ class wait_context {
         return last;
       }
     }
+  }
+
+  // The rest of done() for the owner, whose part of the count is `local` (just read, or just
+  // stored at O3): the shared count, then m_owner re-read. A re-read that still finds the owner
+  // ran before any claim's barrier point on this CPU, so no claim had folded m_local into the
+  // count that was read (its C3 comes after the barrier): the sum is exact. Otherwise the group
+  // was claimed meanwhile and the claimed count alone is the count.
+  HEIST_ALWAYS_INLINE bool done_with_owned_part(const thread_context* self,
+                                                std::int64_t local) noexcept {
+    // acquire: pairs with the release part of the finishing RMWs (count_change), so the
+    // effects of tasks that other threads finished are visible once the sum is zero.
+    const std::int64_t shared = count_of(m_state.load(std::memory_order_acquire));
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (HEIST_LIKELY(m_owner.load(std::memory_order_relaxed) == self)) return local + shared == 0;
+    return claimed_done();
+  }
+  // done() for a thread that does not own the group (or no longer does): claims it first.
+  bool claimed_done() noexcept {
+    claim();
+    // acquire: as in done_with_owned_part.
+    return count_of(m_state.load(std::memory_order_acquire)) == 0;
   }
 
   // The owner's change of m_local by d (+1 a spawn, -1 a finish of an owner-counted child it
