@@ -297,6 +297,55 @@ TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
 #endif
 }
 
+// The same window in a coroutine join (issue 13, twenty-fourth round:
+// join_awaiter::member_ended, which also uses finish_own_child_then_done). The owner, a
+// coroutine in co_await group.join(), has run a member it took inline and is between O2 and O3
+// of that member's finish when an outside thread starts waiting on the group and claims it.
+// The join goes on taking the other members inline, each finish now counted in the shared
+// count; the join and the wait both return once every member has run, and only then.
+TEST(WindowProbe, GroupClaimedInsideAnInlinedMembersFinishAndLook) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("GroupClaimedInsideAnInlinedMembersFinishAndLook", 60s);
+  owner_change_window st;
+  st.hold_owner_between_o2_and_o3();
+  heist::executor ex(1);
+  // As above: in a task arena of one the claimer only waits, and the joiner runs every member.
+  heist::task_arena arena(1, ex);
+  for (int round = 0; round < 5; ++round) {
+    st.armed = false;
+    st.fired = 0;
+    st.claim_now = false;
+    constexpr int k_members = 20;
+    std::atomic<int> finished{0};
+    std::atomic<int> joiner_saw{-1}, claimer_saw{-1};
+    std::unique_ptr<heist::task_group> g;
+    std::thread claimer([&] {
+      while (!st.claim_now.load())
+        std::this_thread::yield();
+      g->wait();  // not the owner: claims the group first
+      claimer_saw = finished.load();
+    });
+    auto joiner = [&]() -> heist::task<void> {
+      g = std::make_unique<heist::task_group>();  // owned by the worker running this body
+      for (int i = 0; i < k_members; ++i)
+        g->run(count_member(finished));
+      st.armed = true;  // the owner's next count change: the first inlined member's finish
+      co_await g->join();
+      st.armed = false;
+      joiner_saw = finished.load();
+    };
+    ex.submit([&] { arena.execute([&] { heist::sync_wait(joiner()); }); }).get();
+    st.claim_now = true;  // if the hook never fired: the claimer waits on the finished group
+    claimer.join();
+    g.reset();
+    EXPECT_EQ(st.fired.load(), 1) << "round " << round;
+    EXPECT_EQ(joiner_saw.load(), k_members) << "round " << round;
+    EXPECT_EQ(claimer_saw.load(), k_members) << "round " << round;
+  }
+#endif
+}
+
 // The other side of the same window: a claimer has cleared m_owner (C1) but not yet run the
 // barrier or taken m_local, while the owner finishes the children it counted itself. Those
 // finishes see the claim and count in m_state; the count the claimer then takes over must

@@ -83,6 +83,28 @@ TEST(Errors, ARefusedRunDestroysItsCopyOfTheClosure) {
   EXPECT_FALSE(ran);
 }
 
+// The same for a coroutine member (task_group::run(task<void>)): the refused member's frame,
+// which the task would have owned once queued, is destroyed, once (its parameter, the token's
+// copy, with it), and nothing is counted in the group.
+heist::task<void> member_holding(std::shared_ptr<int> token, bool& ran) {
+  ran = true;
+  co_return;
+}
+TEST(Errors, ARefusedCoroutineMemberHasItsFrameDestroyed) {
+  heist::executor ex(1);
+  ex.shutdown();
+  heist::task_group g(ex);
+  auto token = std::make_shared<int>(0);
+  bool ran = false;
+  heist::task<void> member = member_holding(token, ran);
+  EXPECT_EQ(token.use_count(), 2);  // the frame's copy of the parameter
+  EXPECT_THROW(g.run(std::move(member)), heist::executor_closed);
+  EXPECT_FALSE(member.valid());  // handed over, then destroyed with the refusal
+  EXPECT_EQ(token.use_count(), 1);
+  g.wait();  // nothing was counted: returns at once
+  EXPECT_FALSE(ran);
+}
+
 TEST(Errors, ShutdownFromAWorkerIsALogicError) {
   heist::executor ex(1);
   EXPECT_EQ(
