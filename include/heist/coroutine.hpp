@@ -30,7 +30,7 @@ class task;
 namespace detail {
 
 template <class T>
-class task_promise_base : public heist_promise_tag, public group_membership {
+class task_promise_base : public heist_promise_tag {
  public:
   std::suspend_always initial_suspend() noexcept { return {}; }
   struct final_awaiter {
@@ -65,6 +65,9 @@ class task_promise_base : public heist_promise_tag, public group_membership {
   static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
 
   std::coroutine_handle<> m_continuation;
+  wait_context* m_group = nullptr;       // set when run as a member of a task_group
+  join_awaiter* m_inlined_by = nullptr;  // the join that runs this member inline, if any
+  bool m_owner_counted = false;          // the member's run() was counted by the owner
   std::exception_ptr m_error;
 };
 
@@ -259,6 +262,32 @@ class future_awaiter final : public completion_callback {
   std::coroutine_handle<> m_handle;
 };
 
+// Starts a member of a task_group (run(task<void>)): the coroutine owns its frame from now on
+// and frees it at its end (final_awaiter), which also counts it out of the group.
+// The member is counted in its group until it ends (final_awaiter), not until it first
+// suspends: by its owner without an RMW (owner_counted) when run() was called on the
+// group's owner thread, like a spawn (wait_context.hpp).
+struct group_start_job {
+  group_start_job(std::coroutine_handle<task_promise<void>> h, wait_context* g,
+                  bool counted_by_owner) noexcept
+      : handle(h), group(g), owner_counted(counted_by_owner) {}
+  std::coroutine_handle<task_promise<void>> handle;
+  wait_context* group;
+  bool owner_counted;
+  void operator()(task*) noexcept {
+    if (group->is_cancelled()) {
+      handle.destroy();
+      group->finish_member(t_context, owner_counted);
+      return;
+    }
+    task_promise<void>& p = handle.promise();
+    p.m_group = group;
+    p.m_owner_counted = owner_counted;
+    enter_group(group);  // its body runs in its group; run_task_of puts the task's back
+    handle.resume();
+  }
+};
+
 template <class Task>
 void run_task_in_group(arena& a, wait_context& group, Task&& t) {
   static_assert(std::is_same_v<std::decay_t<Task>, heist::task<void>>,
@@ -267,10 +296,10 @@ void run_task_in_group(arena& a, wait_context& group, Task&& t) {
   thread_context& c = current_context();
   const bool owner_counted = group.try_add_owned(&c);
   if (!owner_counted) group.add(1);
-  // The task (group_start_job, join_awaiter.hpp) owns the frame once it is queued.
+  // The task owns the frame once it is queued.
   const std::coroutine_handle<task_promise<void>> h = task_access::release(t);
   try {
-    spawn_from<group_start_job>(c, a, nullptr, h, &h.promise(), &group, owner_counted);
+    spawn_from<group_start_job>(c, a, nullptr, h, &group, owner_counted);
   } catch (...) {
     // Not queued (no memory for the block or the deque, or the executor refused it): the
     // block, if built, was discarded unrun, and a job's discard leaves the frame alone.
