@@ -80,14 +80,32 @@ inline std::uint64_t loop_clock() noexcept {
 // spawn, a look at the deque, taking a chunk) is tens of nanoseconds against the 8 and 32 us
 // the sizer compares with, while a second read per leaf cost 25-46 ns (steady_clock on the
 // test VM), about 1% of EPCC loop 1 with its 300 leaves per 1.2 ms call.
+//
+// How a leaf that ran fast grows the next (observed): `fast` by the largest power of two, 2 to
+// 64, that keeps the next leaf under half the target, so that a loop of tiny bodies whose first
+// leaf is one grain reaches its size in a few leaves (auto loops; issue 13's twenty-second
+// round); `doubling` by two. An affinity participant doubles: it takes its leaves from the
+// front of its own share without the cap its steals have, and a leaf grown 64-fold over cheap
+// iterations swallows the expensive ones that follow in one piece. On EPCC loop 2 (its heavy
+// rows among nearly free ones) that left one participant with several heavy rows at the end
+// while the other had run out: affinity / static 0.642-0.650 at two threads with fast growth,
+// 0.618-0.624 doubling, where a perfect split of the rows is 0.618 (BENCHMARKS.md, issue 13's
+// twenty-fourth round).
+enum class leaf_growth : std::uint8_t { fast, doubling };
+
 class leaf_sizer {
  public:
   static constexpr std::uint64_t k_target_ns = 16'000;
 
   // A task given a piece of another task's range starts from that task's leaf size and
   // knows whether its leaves were long.
-  leaf_sizer(std::size_t grain, std::size_t start, bool long_leaves = false) noexcept
-      : m_grain(grain), m_leaf(std::max(grain, start)), m_mark(loop_clock()), m_long(long_leaves) {}
+  leaf_sizer(std::size_t grain, std::size_t start, bool long_leaves = false,
+             leaf_growth growth = leaf_growth::fast) noexcept
+      : m_grain(grain),
+        m_leaf(std::max(grain, start)),
+        m_mark(loop_clock()),
+        m_long(long_leaves),
+        m_max_factor(growth == leaf_growth::fast ? 64 : 2) {}
   std::size_t leaf() const noexcept { return m_leaf; }
   // Did the last leaf take at least a sixteenth of the target, 1 us, about what a piece
   // given and stolen for nothing costs (leaves of a sized loop take 8-32 us; a loop whose
@@ -109,11 +127,10 @@ class leaf_sizer {
       // Only a leaf of at least half the current size says something about bigger ones
       // (halving odd sizes makes pieces just under the leaf size, so not "full size").
       // Grows by the largest power of two that keeps the next leaf under half the target
-      // (at least 2, at most 64): a loop of tiny bodies, whose first leaf is one grain,
-      // reaches its size in a few leaves instead of one doubling (and one clock read) each.
+      // (at least 2, at most m_max_factor: leaf_growth).
       if (2 * iterations > m_leaf && m_leaf < (std::size_t{1} << 40)) {
         std::size_t factor = 2;
-        while (factor < 64 && (2 * factor) * ns < k_target_ns / 2)
+        while (factor < m_max_factor && (2 * factor) * ns < k_target_ns / 2)
           factor *= 2;
         m_leaf *= factor;
       }
@@ -129,6 +146,7 @@ class leaf_sizer {
   std::size_t m_leaf;
   std::uint64_t m_mark;  // loop_clock() at the end of the last leaf (or at construction)
   bool m_long;
+  std::size_t m_max_factor;  // 64 or 2 (leaf_growth)
 };
 
 template <class R>

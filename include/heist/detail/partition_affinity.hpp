@@ -95,7 +95,7 @@ struct affinity_access {
 template <class Run>
 void affinity_participate(const loop_base& loop, affinity_state& st, std::size_t grain, Run&& run) {
   const std::size_t me = participant_index(*loop.m_arena, st.m_participants);
-  leaf_sizer sizer(grain, grain);
+  leaf_sizer sizer(grain, grain, false, leaf_growth::doubling);  // why: leaf_growth
   std::size_t lo = 0, hi = 0;
   while (!loop.cancelled() && st.take_front(me, sizer.leaf(), lo, hi)) {
     run(lo, hi);
