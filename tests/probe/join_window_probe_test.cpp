@@ -239,28 +239,25 @@ TEST(WindowProbe, GroupClaimedWhileItsOwnerChangesItsCount) {
 #endif
 }
 
-// The same window in the owner's fused finish and look (issue 13, twenty-third round:
-// wait_context::finish_own_child_then_done). The owner, waiting on its group, has run a child
-// it popped back and is between O2 and O3 of that child's finish when an outside thread starts
-// waiting on the group and claims it. The owner then stores O3, reads the count (which may
-// already hold the claimer's fold) and re-reads m_owner: it sees the claim and must take the
-// claimed count, not its own part plus a count that includes it; its later finishes count in
-// the shared count. Both waits return once every child has run, and only then.
-TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
-  HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB
-  watchdog dog("GroupClaimedInsideTheOwnersFinishAndLook", 60s);
+// Five rounds of the window in an owner's finish of a child it ran itself, followed by its look
+// at the group: on the one worker of `ex`, inside a task arena of one (so the claiming outside
+// thread gets no slot and only waits, and the owner runs every child itself), `owner_side(g,
+// finished, armed)` makes group `g` with k_children children that count `finished`, sets
+// `armed` just before the owner's first finish of one and returns what `finished` read once
+// its join or wait returned. The window tells an outside thread to wait on `g` (claiming it)
+// while the owner sits between O2 and O3 of that finish. Both must see every child.
+constexpr int k_children = 20;
+template <class OwnerSide>
+void claim_inside_an_owners_finish(OwnerSide&& owner_side) {
   owner_change_window st;
   st.hold_owner_between_o2_and_o3();
   heist::executor ex(1);
-  // The owner works in a task arena of one: the claimer, an outside thread, gets no slot there
-  // and only waits, so the owner runs every child itself, each finish through the fused step.
   heist::task_arena arena(1, ex);
   for (int round = 0; round < 5; ++round) {
     st.armed = false;
     st.fired = 0;
     st.claim_now = false;
-    constexpr int k_children = 20;
     std::atomic<int> finished{0};
     std::atomic<int> owner_saw{-1}, claimer_saw{-1};
     // Made by the worker (its owner, in its executor); the claimer reads it once the hook
@@ -272,21 +269,7 @@ TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
       g->wait();  // not the owner: claims the group first
       claimer_saw = finished.load();
     });
-    ex.submit([&] {
-        arena.execute([&] {
-          heist::task_group outer;  // the owner's code runs as a task (the wait's short path)
-          outer.run([&] {
-            g = std::make_unique<heist::task_group>();
-            for (int i = 0; i < k_children; ++i)
-              g->run([&finished] { finished.fetch_add(1); });
-            st.armed = true;  // the owner's next count change: its first child's finish
-            g->wait();
-            st.armed = false;  // (the outer task's finish changes the owner's count too)
-            owner_saw = finished.load();
-          });
-          outer.wait();
-        });
-      }).get();
+    ex.submit([&] { arena.execute([&] { owner_saw = owner_side(g, finished, st.armed); }); }).get();
     st.claim_now = true;  // if the hook never fired: the claimer waits on the finished group
     claimer.join();
     g.reset();
@@ -294,6 +277,36 @@ TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
     EXPECT_EQ(owner_saw.load(), k_children) << "round " << round;
     EXPECT_EQ(claimer_saw.load(), k_children) << "round " << round;
   }
+}
+#endif
+
+// The same window in the owner's fused finish and look (issue 13, twenty-third round:
+// wait_context::finish_own_child_then_done). The owner, waiting on its group, has run a child
+// it popped back and is between O2 and O3 of that child's finish when an outside thread starts
+// waiting on the group and claims it. The owner then stores O3, reads the count (which may
+// already hold the claimer's fold) and re-reads m_owner: it sees the claim and must take the
+// claimed count, not its own part plus a count that includes it; its later finishes count in
+// the shared count. Both waits return once every child has run, and only then.
+TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("GroupClaimedInsideTheOwnersFinishAndLook", 60s);
+  claim_inside_an_owners_finish([](std::unique_ptr<heist::task_group>& g,
+                                   std::atomic<int>& finished, std::atomic<bool>& armed) {
+    int saw = -1;
+    heist::task_group outer;  // the owner's code runs as a task (the wait's short path)
+    outer.run([&] {
+      g = std::make_unique<heist::task_group>();
+      for (int i = 0; i < k_children; ++i)
+        g->run([&finished] { finished.fetch_add(1); });
+      armed = true;  // the owner's next count change: its first child's finish
+      g->wait();
+      armed = false;  // (the outer task's finish changes the owner's count too)
+      saw = finished.load();
+    });
+    outer.wait();
+    return saw;
+  });
 #endif
 }
 
@@ -307,42 +320,21 @@ TEST(WindowProbe, GroupClaimedInsideAnInlinedMembersFinishAndLook) {
   HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB
   watchdog dog("GroupClaimedInsideAnInlinedMembersFinishAndLook", 60s);
-  owner_change_window st;
-  st.hold_owner_between_o2_and_o3();
-  heist::executor ex(1);
-  // As above: in a task arena of one the claimer only waits, and the joiner runs every member.
-  heist::task_arena arena(1, ex);
-  for (int round = 0; round < 5; ++round) {
-    st.armed = false;
-    st.fired = 0;
-    st.claim_now = false;
-    constexpr int k_members = 20;
-    std::atomic<int> finished{0};
-    std::atomic<int> joiner_saw{-1}, claimer_saw{-1};
-    std::unique_ptr<heist::task_group> g;
-    std::thread claimer([&] {
-      while (!st.claim_now.load())
-        std::this_thread::yield();
-      g->wait();  // not the owner: claims the group first
-      claimer_saw = finished.load();
-    });
+  claim_inside_an_owners_finish([](std::unique_ptr<heist::task_group>& g,
+                                   std::atomic<int>& finished, std::atomic<bool>& armed) {
+    int saw = -1;
     auto joiner = [&]() -> heist::task<void> {
       g = std::make_unique<heist::task_group>();  // owned by the worker running this body
-      for (int i = 0; i < k_members; ++i)
+      for (int i = 0; i < k_children; ++i)
         g->run(count_member(finished));
-      st.armed = true;  // the owner's next count change: the first inlined member's finish
+      armed = true;  // the owner's next count change: the first inlined member's finish
       co_await g->join();
-      st.armed = false;
-      joiner_saw = finished.load();
+      armed = false;
+      saw = finished.load();
     };
-    ex.submit([&] { arena.execute([&] { heist::sync_wait(joiner()); }); }).get();
-    st.claim_now = true;  // if the hook never fired: the claimer waits on the finished group
-    claimer.join();
-    g.reset();
-    EXPECT_EQ(st.fired.load(), 1) << "round " << round;
-    EXPECT_EQ(joiner_saw.load(), k_members) << "round " << round;
-    EXPECT_EQ(claimer_saw.load(), k_members) << "round " << round;
-  }
+    heist::sync_wait(joiner());
+    return saw;
+  });
 #endif
 }
 
