@@ -1,7 +1,8 @@
-// wait_context's slow paths (include/heist/detail/wait_context.hpp has the design): the claim
-// of an owner-counted group by a thread that does not own it, the owner's fold before it
-// sleeps or gives the group up, and the walk over the ancestors after a cancel. Each runs at
-// most once per group and wait, so they stay out of the header that every fork inlines.
+// wait_context's slow paths (include/heist/detail/wait_context.hpp and owner_count.hpp have
+// the design): the claim of an owner-counted group by a thread that does not own it, the
+// owner's fold before it sleeps or gives the group up, and the walk over the ancestors after a
+// cancel. Each runs at most once per group and wait, so they stay out of the header that every
+// fork inlines.
 #include <mutex>
 #include <thread>
 

@@ -266,7 +266,7 @@ class future_awaiter final : public completion_callback {
 // and frees it at its end (final_awaiter), which also counts it out of the group.
 // The member is counted in its group until it ends (final_awaiter), not until it first
 // suspends: by its owner without an RMW (owner_counted) when run() was called on the
-// group's owner thread, like a spawn (wait_context.hpp).
+// group's owner thread, like a spawn (owner_count.hpp).
 struct group_start_job {
   group_start_job(std::coroutine_handle<task_promise<void>> h, wait_context* g,
                   bool counted_by_owner) noexcept

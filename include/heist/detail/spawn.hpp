@@ -123,7 +123,7 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, slot& ow
                                            wait_context* group, task* t, bool count_created) {
   wait_context* counted_in = group;
   if (group != nullptr) {
-    // The group's owner counts its own spawns without an atomic RMW (wait_context.hpp).
+    // The group's owner counts its own spawns without an atomic RMW (owner_count.hpp).
     if (group->try_add_owned(&c)) {
       counted_in = tag_group(group, true);
     } else {
