@@ -134,8 +134,9 @@ class wait_context {
   }
   // A coroutine member ended, was skipped (cancelled) or could not be spawned, on thread
   // `self` (null: outside heist); a coroutine waiting in join() is fired (resumed as a task).
-  // Also for a member its joiner ran inline (join_awaiter::next): that joiner has not
-  // armed, so a resumer armed meanwhile is another joiner's.
+  // Also for a member its joiner popped to run inline and found cancelled
+  // (join_awaiter::take_member): that joiner has not armed, so a resumer armed meanwhile is
+  // another joiner's.
   void finish_member(const thread_context* self, bool owner_counted) noexcept {
     if (owner_counted && self != nullptr && change_owned(self, -1)) return;
     finish_one();
