@@ -1,6 +1,7 @@
-// Fork-join workloads (fib, nqueens, uts, uts-deep, matmul, quicksort) on every fork-join
-// backend.
+// Fork-join workloads (fib, nqueens, skynet, integrate, uts, uts-deep, matmul, quicksort) on
+// every fork-join backend.
 #include <algorithm>
+#include <bit>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,6 +35,29 @@ void fork_join_workloads(context& x) {
                long v = 0;
                b.run([&] { v = nqueens<B>(queens, 0, 0, 0, 0); });
                return static_cast<std::uint64_t>(v);
+             });
+
+  const std::uint64_t sky_leaves = 1'000'000;
+  timed_case(x, "fork-join", "skynet", "skynet(1e6)", k_fork_join_backends, x.cfg.reps_or(5, 11),
+             sky_leaves * (sky_leaves - 1) / 2, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               std::uint64_t v = 0;
+               b.run([&] { v = skynet<B>(0, sky_leaves); });
+               return v;
+             });
+
+  // 779,923 intervals over [0, 100], 3,345,223 over [0, 300]. The checksum is the result's bits.
+  const double span = x.cfg.full ? 300.0 : 100.0;
+  const auto area_bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  const std::uint64_t area_expected =
+      area_bits(integrate<serial_backend>(0, integrand(0), span, integrand(span), 0));
+  timed_case(x, "fork-join", "integrate",
+             "integrate(0.." + std::to_string(static_cast<int>(span)) + ")", k_fork_join_backends,
+             x.cfg.reps_or(5, 11), area_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               double v = 0;
+               b.run([&] { v = integrate<B>(0, integrand(0), span, integrand(span), 0); });
+               return area_bits(v);
              });
 
   uts_params up;
@@ -99,10 +123,11 @@ void fork_join_workloads(context& x) {
       });
 }
 
-const register_family k_registered{{10,
-                                    "fork-join",
-                                    {"fib", "nqueens", "uts", "uts-deep", "matmul", "quicksort"},
-                                    &fork_join_workloads}};
+const register_family k_registered{
+    {10,
+     "fork-join",
+     {"fib", "nqueens", "skynet", "integrate", "uts", "uts-deep", "matmul", "quicksort"},
+     &fork_join_workloads}};
 
 }  // namespace
 }  // namespace bench

@@ -57,6 +57,41 @@ long nqueens(int n, int row, std::uint32_t cols, std::uint32_t d1, std::uint32_t
   return std::accumulate(counts, counts + k, 0L);
 }
 
+// --- skynet: a 10-ary tree over 10^6 leaves, each leaf its own number ---------------------
+// 1,111,111 tasks that do almost nothing, spawned ten at a time into one group (the "skynet"
+// benchmark of libfork's and other runtimes' suites): the wide fork, where every child is
+// spawned before the parent waits.
+template <class B>
+std::uint64_t skynet(std::uint64_t num, std::uint64_t size) {
+  if (size == 1) return num;
+  std::uint64_t sums[10];
+  B::fork_each(10, [&](std::size_t i) { sums[i] = skynet<B>(num + i * (size / 10), size / 10); });
+  return std::accumulate(sums, sums + 10, std::uint64_t{0});
+}
+
+// --- integrate: adaptive trapezoid quadrature --------------------------------------------
+// The area under (x^2 + 1) x over [x1, x2]: an interval is halved until its two halves'
+// trapezoids agree with its own to 1e-9 (libfork's integrate benchmark). A binary tree whose
+// depth follows the curvature, with a little floating-point work per node; the halves are
+// summed in a fixed order, so every backend returns the same bits.
+inline double integrand(double x) {
+  return (x * x + 1.0) * x;
+}
+
+template <class B>
+double integrate(double x1, double y1, double x2, double y2, double area) {
+  const double half = (x2 - x1) / 2;
+  const double x0 = x1 + half;
+  const double y0 = integrand(x0);
+  const double left = (y1 + y0) / 2 * half;
+  const double right = (y0 + y2) / 2 * half;
+  if (std::abs(left + right - area) < 1e-9) return left + right;
+  double a = 0, b = 0;
+  B::fork2([&] { a = integrate<B>(x1, y1, x0, y0, left); },
+           [&] { b = integrate<B>(x0, y0, x2, y2, right); });
+  return a + b;
+}
+
 // --- UTS-style unbalanced tree: geometric number of children, fixed seed -----------------
 // Each node's child count comes from a hash of its id, so the tree is the same on every
 // run and every backend; the tree is deep on some branches and empty on others.
