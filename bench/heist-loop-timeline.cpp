@@ -52,7 +52,7 @@
 namespace {
 
 constexpr std::size_t k_rows = bench::epcc_data::N;
-constexpr int k_slots = 256;  // threads of all backends together; ids wrap beyond
+constexpr int k_slots = 256;  // threads of all backends together (checked in my_slot)
 
 // --- the clock -----------------------------------------------------------------------------
 inline std::uint64_t ticks() noexcept {
@@ -84,8 +84,15 @@ std::atomic<int> g_next_slot{0};
 thread_local int t_slot = -1;
 
 int my_slot() noexcept {
-  // relaxed: only distinct numbers are needed, nothing is published through the counter.
-  if (t_slot < 0) t_slot = g_next_slot.fetch_add(1, std::memory_order_relaxed) % k_slots;
+  if (t_slot < 0) {
+    // relaxed: only distinct numbers are needed, nothing is published through the counter.
+    t_slot = g_next_slot.fetch_add(1, std::memory_order_relaxed);
+    // Two threads on one slot would write its plain stamps at once: refuse instead.
+    if (t_slot >= k_slots) {
+      std::fprintf(stderr, "heist-loop-timeline: more than %d threads stamped pieces\n", k_slots);
+      std::exit(2);
+    }
+  }
   return t_slot;
 }
 
