@@ -28,7 +28,7 @@ class task_group {
  public:
   // On the current executor: the one running the calling task, the arena of an enclosing
   // task_arena::execute, else default_executor().
-  task_group() : task_group(detail::t_context) {}
+  HEIST_ALWAYS_INLINE task_group() : task_group(detail::t_context) {}
   explicit task_group(executor& ex) : task_group(detail_impl(ex).default_arena()) {}
   // Waits for the tasks still running. If the group is destroyed by an exception
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
@@ -91,7 +91,7 @@ class task_group {
       : m_arena(&a), m_context(detail::current_group(), 0, detail::join_counting::owner) {}
   // The default constructor's: one read of the thread's context (`c`, may be null) for the
   // arena, the parent group and the owner; it runs once per fork of a fork-join function.
-  explicit task_group(detail::thread_context* c)
+  HEIST_ALWAYS_INLINE explicit task_group(detail::thread_context* c)
       : m_arena(&detail::current_arena(c)),
         m_context(c != nullptr ? c->m_group : nullptr, 0, detail::join_counting::owner, c) {}
 
