@@ -44,8 +44,11 @@ class task_group {
 
   // Runs f as a task of this group. Thread-safe: tasks may run more tasks into their group.
   // Or a heist::task<void> (coroutine.hpp): a member of the group until it ends.
+  // Always inline, like the constructors and wait(): clang 14 otherwise kept a call per
+  // spawn, and GCC 12 an out-of-line constructor in a large fork function (heist-bench's
+  // check_fork_join_inline.sh).
   template <class F>
-  void run(F&& f) {
+  HEIST_ALWAYS_INLINE void run(F&& f) {
     if constexpr (requires { typename std::decay_t<F>::promise_type; }) {
       detail::run_task_in_group(*m_arena, m_context, std::forward<F>(f));
     } else {
