@@ -67,7 +67,7 @@ inline bool wait_context::claimed_done() noexcept {
 HEIST_ALWAYS_INLINE bool wait_context::change_owned(const thread_context* self, std::int64_t d,
                                                     std::int64_t* now) noexcept {
   // relaxed: only a claimer writes m_owner after construction; O2 is what the barrier orders.
-  if (m_owner.load(std::memory_order_relaxed) != self) return false;
+  if (HEIST_UNLIKELY(m_owner.load(std::memory_order_relaxed) != self)) return false;
   // Only we write m_local while we own the group, apart from a claimer's C3 (after which the
   // O2 below fails).
   const std::int64_t v = m_local.load(std::memory_order_relaxed);
