@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "heist/heist.hpp"
@@ -340,6 +341,68 @@ TEST(Executor, IdleWorkersStealUnlessPolicyIsNone) {
       EXPECT_EQ(done.load(), 20);
     }).get();
   EXPECT_EQ(ex.stats().stolen(), 0u);
+}
+
+// A burst of spawns onto one deque reaches every sleeping worker. Only the first push finds
+// the deque empty and wakes a worker; the pushes after it wake nobody (idle_state.hpp), so
+// the others must be woken by the chain of thieves that leave searching with work in sight
+// (L2 in docs/design-protocols.md). Each task holds its thread until four distinct threads
+// hold one: the spawner (helping in its wait) and all three sleepers.
+TEST(Executor, SleepingWorkersWakeOneAnotherForABurstOnOneDeque) {
+  heist::executor ex(4);
+  // Each worker's park count when it was last seen busy (all zero before the first round).
+  std::vector<std::uint64_t> busy_mark(4, 0);
+  for (int round = 0; round < 20; ++round) {
+    // Every worker parked since it was last busy: nobody searches when the burst starts.
+    const bool all_parked = heist_test::eventually([&] {
+      const auto s = ex.stats();
+      for (std::size_t w = 0; w < s.workers.size(); ++w) {
+        if (s.workers[w].sleeps == busy_mark[w]) return false;
+      }
+      return true;
+    });
+    ASSERT_TRUE(all_parked) << "round " << round;
+    std::mutex lock;
+    std::set<std::thread::id> holders;
+    bool marked = false;
+    std::atomic<int> timed_out{0};
+    std::latch done(1);  // not future::get(): this thread must not help
+    ex.post([&] {
+      {
+        heist::task_group g;
+        for (int i = 0; i < 16; ++i) {
+          g.run([&] {
+            {
+              const std::lock_guard<std::mutex> guard(lock);
+              holders.insert(std::this_thread::get_id());
+            }
+            const bool all = heist_test::eventually(
+                [&] {
+                  const std::lock_guard<std::mutex> guard(lock);
+                  return holders.size() == 4;
+                },
+                10s);
+            if (!all) {
+              timed_out.fetch_add(1);
+              return;
+            }
+            // All four are busy now: each parks again after this point.
+            const std::lock_guard<std::mutex> guard(lock);
+            if (!std::exchange(marked, true)) {
+              const auto s = ex.stats();
+              for (std::size_t w = 0; w < s.workers.size(); ++w)
+                busy_mark[w] = s.workers[w].sleeps;
+            }
+          });
+        }
+        g.wait();
+      }
+      done.count_down();
+    });
+    done.wait();
+    ASSERT_EQ(timed_out.load(), 0) << "round " << round;
+    EXPECT_EQ(holders.size(), 4u) << "round " << round;
+  }
 }
 
 TEST(Executor, DefaultExecutorIsOneInstanceWithHardwareMinusOneWorkers) {

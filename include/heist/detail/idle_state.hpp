@@ -60,12 +60,17 @@
 //   busy, searching, or being woken.
 //
 // Spawns from inside a task: a push into an *empty* deque is a seq_cst store followed by a
-// seq_cst load of the idle word (notify_after_spawn(true)), the same Dekker pair without a
-// separate fence. A push onto a non-empty deque needs nothing: any sleeper's re-check
-// already saw that deque non-empty. (One window stays open: a thief empties the deque
-// between the owner's read of top and its push, which the owner then does not treat as
-// "into empty". The task is never lost, its owner pops it; at worst parallelism waits for
-// the next spawn.) External submissions always fence.
+// seq_cst load of the idle word (notify_after_spawn), the same Dekker pair without a
+// separate fence. A push onto a non-empty deque needs nothing and does nothing: any
+// sleeper's re-check already saw that deque non-empty, and the threads counted busy or
+// searching when it did spread the rest by L2 (a thief that takes one of its tasks and
+// leaves as the last searcher re-checks and wakes the next sleeper). Not even a read of the
+// idle word: that line is shared by every worker, and one relaxed load of it per such push
+// cost 4-5% of fib's time at two workers (docs/design-spawn.md, twenty-eighth round).
+// (One window stays open: a thief empties the deque between the owner's read of top and
+// its push, which the owner then does not treat as "into empty". The task is never lost,
+// its owner pops it; at worst parallelism waits for the next push into an empty deque or
+// the next L2.) External submissions always fence.
 #pragma once
 
 #include <atomic>
@@ -127,11 +132,12 @@ class idle_state {
   }
 
   // --- publishers -----------------------------------------------------------------------
-  // After a spawn from inside a task (see the file comment). was_empty: the push was the
-  // seq_cst push into an empty deque, so this load is seq_cst too (a plain load on x86).
-  HEIST_ALWAYS_INLINE void notify_after_spawn(bool was_empty) noexcept {
-    const std::uint64_t s =
-        m_state.load(was_empty ? std::memory_order_seq_cst : std::memory_order_relaxed);
+  // After a spawn from inside a task into an *empty* deque (see the file comment): P3-P4.
+  // The push was the seq_cst store of bottom, so this load is seq_cst too (a plain load on
+  // x86): the two are the publisher's half of the Dekker pair. A push onto a non-empty deque
+  // calls nothing and reads nothing (the file comment says why no sleeper can miss it).
+  HEIST_ALWAYS_INLINE void notify_after_spawn() noexcept {
+    const std::uint64_t s = m_state.load(std::memory_order_seq_cst);
     if (HEIST_UNLIKELY(searching(s) == 0 && sleeping(s) != 0)) wake_one(false, true);
   }
 

@@ -140,9 +140,12 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, slot& ow
     throw;
   }
   HEIST_PERTURB_POINT(spawn_pushed);
-  a.idle().notify_after_spawn(was_empty);
-  // A push onto a non-empty deque needs no visitor: whoever saw the earlier task does.
-  if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
+  // A push onto a non-empty deque needs no wake-up and no visitor: whoever saw the earlier
+  // task does (idle_state.hpp).
+  if (was_empty) {
+    a.idle().notify_after_spawn();
+    if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
+  }
 }
 
 // spawn() from a thread holding a leased slot outside any task of this executor
@@ -206,8 +209,10 @@ inline void spawn_built(arena& a, task* t) {
       return;
     }
     HEIST_PERTURB_POINT(spawn_pushed);
-    a.idle().notify_after_spawn(was_empty);
-    if (HEIST_UNLIKELY(a.strict()) && was_empty) attract_visitor(a);
+    if (was_empty) {
+      a.idle().notify_after_spawn();
+      if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
+    }
     return;
   }
   a.exec().admit_external(c);
