@@ -65,8 +65,8 @@
 // sleeper's re-check already saw that deque non-empty, and the threads counted busy or
 // searching when it did spread the rest by L2 (a thief that takes one of its tasks and
 // leaves as the last searcher re-checks and wakes the next sleeper). Not even a read of the
-// idle word: that line is shared by every worker, and one relaxed load of it per such push
-// cost 4-5% of fib's time at two workers (docs/design-spawn.md, twenty-eighth round).
+// idle word: one relaxed load of it (and its test) per such push cost 4-5% of fib's time at
+// two workers on an Intel VM (docs/design-spawn.md, twenty-eighth round).
 // (One window stays open: a thief empties the deque between the owner's read of top and
 // its push, which the owner then does not treat as "into empty". The task is never lost,
 // its owner pops it; at worst parallelism waits for the next push into an empty deque or
