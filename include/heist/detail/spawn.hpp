@@ -12,6 +12,7 @@
 #include "heist/detail/arena.hpp"
 #include "heist/detail/executor_impl.hpp"
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/stack_headroom.hpp"
 #include "heist/detail/task.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/wait_context.hpp"
@@ -264,6 +265,21 @@ inline wait_context* current_group() noexcept {
   return c != nullptr ? c->m_group : nullptr;
 }
 
+// call_with_stack_headroom(f) for the calling thread `c`, with its common case inline: while
+// the stack has room, f is called directly (one level of nesting counted, as there), not
+// through a function pointer, so a small f inlines into its caller; only a stack nearly used
+// up goes out of line to the stack extension.
+template <class F>
+HEIST_ALWAYS_INLINE void call_inline_with_stack_headroom(thread_context& c, F& f) {
+  if (HEIST_UNLIKELY(stack_is_low(c))) {
+    call_with_stack_headroom([](void* p) { std::invoke(*static_cast<F*>(p)); },
+                             static_cast<void*>(std::addressof(f)));
+    return;
+  }
+  depth_guard depth(c);
+  std::invoke(f);
+}
+
 // Runs f on the calling thread as a member of group `g` (run_and_wait, parallel_invoke's
 // last function): new groups inside f are children of g, an exception cancels g, and f
 // moves to a fresh stack if this one is nearly used up.
@@ -273,8 +289,7 @@ void run_inline_in_group(wait_context& g, F& f) {
   wait_context* const saved = c.m_group;
   c.m_group = &g;
   try {
-    call_with_stack_headroom([](void* p) { std::invoke(*static_cast<F*>(p)); },
-                             static_cast<void*>(std::addressof(f)));
+    call_inline_with_stack_headroom(c, f);
   } catch (...) {
     g.capture_exception(std::current_exception());
   }
