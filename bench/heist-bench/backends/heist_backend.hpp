@@ -93,6 +93,11 @@ class heist_backend {
     g.wait();
   }
 
+  template <class A, class B>
+  static void invoke2(A&& a, B&& b) {
+    heist::parallel_invoke(std::forward<A>(a), std::forward<B>(b));
+  }
+
   template <class F>
   static void fork_each(std::size_t n, F&& f) {
     heist::task_group g;

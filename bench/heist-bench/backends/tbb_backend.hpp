@@ -1,6 +1,7 @@
 // oneTBB: task_group inside a task_arena of the requested size.
 #pragma once
 
+#include <tbb/parallel_invoke.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
@@ -26,6 +27,10 @@ class tbb_backend {
     g.run(std::forward<A>(a));
     b();
     g.wait();
+  }
+  template <class A, class B>
+  static void invoke2(A&& a, B&& b) {
+    tbb::parallel_invoke(std::forward<A>(a), std::forward<B>(b));
   }
   template <class F>
   static void fork_each(std::size_t n, F&& f) {

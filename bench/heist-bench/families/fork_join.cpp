@@ -28,6 +28,18 @@ void fork_join_workloads(context& x) {
                return static_cast<std::uint64_t>(v);
              });
 
+  // The same fib through parallel_invoke (heist's and oneTBB's; the other backends fork as in
+  // fib): the call a oneTBB user writes first.
+  const std::vector<backend_key> invoke_backends = {
+      {"heist", true}, {"tbb", true}, {"serial", true}};
+  timed_case(x, "fork-join", "fib-invoke", "fib(" + std::to_string(fib_n) + ") via parallel_invoke",
+             invoke_backends, x.cfg.reps_or(7, 15), fib_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               long v = 0;
+               b.run([&] { v = fib_invoke<B>(fib_n); });
+               return static_cast<std::uint64_t>(v);
+             });
+
   const int queens = 12;
   timed_case(x, "fork-join", "nqueens", "nqueens(12)", k_fork_join_backends, x.cfg.reps_or(5, 11),
              14200, nullptr, [&](auto& b) {
@@ -123,11 +135,11 @@ void fork_join_workloads(context& x) {
       });
 }
 
-const register_family k_registered{
-    {10,
-     "fork-join",
-     {"fib", "nqueens", "skynet", "integrate", "uts", "uts-deep", "matmul", "quicksort"},
-     &fork_join_workloads}};
+const register_family k_registered{{10,
+                                    "fork-join",
+                                    {"fib", "fib-invoke", "nqueens", "skynet", "integrate", "uts",
+                                     "uts-deep", "matmul", "quicksort"},
+                                    &fork_join_workloads}};
 
 }  // namespace
 }  // namespace bench

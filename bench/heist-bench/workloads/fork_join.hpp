@@ -25,6 +25,22 @@ long fib(int n) {
   return x + y;
 }
 
+// --- fib(n) through the library's parallel_invoke where the backend has one (heist,
+// oneTBB: what a oneTBB user writes first); the others fork as in fib ----------------------
+template <class B>
+long fib_invoke(int n) {
+  if (n < 2) return n;
+  long x = 0, y = 0;
+  auto left = [&] { x = fib_invoke<B>(n - 1); };
+  auto right = [&] { y = fib_invoke<B>(n - 2); };
+  if constexpr (requires { B::invoke2(left, right); }) {
+    B::invoke2(left, right);
+  } else {
+    B::fork2(left, right);
+  }
+  return x + y;
+}
+
 inline std::uint64_t fib_spawns(int n) {
   // Calls with n >= 2 spawn once: fib(n+1) - 1 of them.
   std::uint64_t a = 0, b = 1;
