@@ -5,6 +5,7 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -116,6 +117,26 @@ class task_group {
   mutable detail::wait_context m_context;  // not over-aligned (see wait_context's fields)
 };
 
+namespace detail {
+// A task of parallel_invoke: calls one of its functions, which outlives the group's wait, by
+// reference.
+template <class F>
+struct call_by_reference {
+  F* fn;
+  void operator()() const { std::invoke(*fn); }
+};
+
+// parallel_invoke's functions but the last, as tasks of `group`. A function template rather
+// than a templated lambda with an init-capture per pack element: clang 14 crashed
+// instantiating that form for lambdas local to a function template.
+template <class Refs, std::size_t... I>
+void run_by_reference(task_group& group, Refs& refs, std::index_sequence<I...>) {
+  (group.run(call_by_reference<std::remove_reference_t<std::tuple_element_t<I, Refs>>>{
+       std::addressof(std::get<I>(refs))}),
+   ...);
+}
+}  // namespace detail
+
 // Runs every function, in parallel, and returns when all have finished; the last runs on
 // the calling thread. The first exception is rethrown after all have finished or been
 // skipped.
@@ -127,10 +148,7 @@ void parallel_invoke(F&&... fs) {
     task_group group;
     detail::arena_lease lease(detail::current_context(), group.arena_of());
     auto refs = std::forward_as_tuple(fs...);
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (group.run([&f = std::get<I>(refs)] { std::invoke(f); }), ...);
-    }
-    (std::make_index_sequence<sizeof...(F) - 1>{});
+    detail::run_by_reference(group, refs, std::make_index_sequence<sizeof...(F) - 1>{});
     group.run_and_wait(std::get<sizeof...(F) - 1>(refs));
   }
 }

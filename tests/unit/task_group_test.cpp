@@ -283,6 +283,32 @@ TEST(ParallelInvoke, RethrowsAfterAllFinished) {
   EXPECT_EQ(finished.load(), seen);
 }
 
+namespace {
+// fib through parallel_invoke from a function template, with named local lambdas and a third
+// function that counts the calls: the form that crashed clang 14 while parallel_invoke
+// spawned through a templated lambda with an init-capture per function (heist-bench's
+// fib-invoke, which CI builds with clang, has it too).
+template <class T>
+T fib_by_invoke(int n, std::atomic<int>& forks) {
+  if (n < 2) return static_cast<T>(n);
+  T a = 0, b = 0;
+  auto left = [&] { a = fib_by_invoke<T>(n - 1, forks); };
+  auto count = [&] { forks.fetch_add(1, std::memory_order_relaxed); };
+  auto right = [&] { b = fib_by_invoke<T>(n - 2, forks); };
+  heist::parallel_invoke(left, count, right);
+  return a + b;
+}
+}  // namespace
+
+TEST(ParallelInvoke, LocalLambdasOfAFunctionTemplateRunOnceEach) {
+  std::atomic<int> forks{0};
+  EXPECT_EQ(fib_by_invoke<long>(18, forks), 2584);
+  EXPECT_EQ(forks.load(), 4180);  // fib(19) - 1 calls with n >= 2
+  forks = 0;
+  EXPECT_EQ(fib_by_invoke<int>(12, forks), 144);
+  EXPECT_EQ(forks.load(), 232);
+}
+
 TEST(ParallelInvoke, RecursiveFib) {
   std::function<long(int)> pfib = [&](int n) -> long {
     if (n < 2) return n;
