@@ -93,6 +93,7 @@ class heist_backend {
     g.wait();
   }
 
+  static constexpr bool k_has_parallel_invoke = true;
   template <class A, class B>
   static void invoke2(A&& a, B&& b) {
     heist::parallel_invoke(std::forward<A>(a), std::forward<B>(b));

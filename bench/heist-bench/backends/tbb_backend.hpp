@@ -28,6 +28,7 @@ class tbb_backend {
     b();
     g.wait();
   }
+  static constexpr bool k_has_parallel_invoke = true;
   template <class A, class B>
   static void invoke2(A&& a, B&& b) {
     tbb::parallel_invoke(std::forward<A>(a), std::forward<B>(b));
