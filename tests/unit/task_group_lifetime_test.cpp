@@ -180,6 +180,33 @@ TEST(TaskGroup, AChainOfWaitsCountsItsNestingWhereTheDepthGuardsTheStack) {
   EXPECT_EQ(nesting_counted_by_a_chain(ex, levels, true), levels);
 }
 
+// run_and_wait (and so parallel_invoke's last function) counts one level of nesting per
+// call on every build: its function runs directly on this stack while the stack has room
+// (call_inline_with_stack_headroom), and on a stack of unknown bounds that count is all that
+// moves a deep chain onto a stack extension.
+TEST(TaskGroup, AChainOfRunAndWaitCountsOneLevelPerCall) {
+  heist::executor ex(1);
+  constexpr std::uint32_t levels = 50;
+  std::uint32_t at_start = 0;
+  std::uint32_t at_bottom = 0;
+  std::function<void(std::uint32_t)> rec = [&](std::uint32_t depth) {
+    if (depth == levels) {
+      at_bottom = heist::detail::t_context->m_help_depth;
+      return;
+    }
+    heist::task_group g;
+    g.run_and_wait([&, depth] { rec(depth + 1); });
+  };
+  std::latch done(1);
+  ex.post([&] {
+    at_start = heist::detail::t_context->m_help_depth;
+    rec(0);
+    done.count_down();
+  });
+  done.wait();
+  EXPECT_EQ(at_bottom - at_start, levels);
+}
+
 // The 8 MiB tests: 100,000 levels of run/wait, one child per level.
 TEST(TaskGroup, HundredThousandLevelsOfRunWaitOnOneWorker) {
   heist::executor ex(1);

@@ -133,8 +133,10 @@ class idle_state {
 
   // --- publishers -----------------------------------------------------------------------
   // After a spawn from inside a task into an *empty* deque (see the file comment): P3-P4.
-  // The push was the seq_cst store of bottom, so this load is seq_cst too (a plain load on
-  // x86): the two are the publisher's half of the Dekker pair. A push onto a non-empty deque
+  // seq_cst, after the push's seq_cst store of bottom (a plain load on x86): the store and
+  // this load stand for P2 and pair with a sleeper's S1 RMW and S2 fence, and with a leaving
+  // searcher's L2 fence, in the single total order (either this load sees the sleeper or
+  // last searcher's count, or their re-check sees the push). A push onto a non-empty deque
   // calls nothing and reads nothing (the file comment says why no sleeper can miss it).
   HEIST_ALWAYS_INLINE void notify_after_spawn() noexcept {
     const std::uint64_t s = m_state.load(std::memory_order_seq_cst);
