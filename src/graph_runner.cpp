@@ -34,6 +34,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/spawn.hpp"
@@ -196,7 +197,12 @@ void graph_runner::drive(run_request& first, std::exception_ptr e) noexcept {
       e = end_run();  // the run ended before start_run returned
       continue;
     }
-    r = complete(*r, e);
+    // Moved: once the future is complete, its caller may rethrow the error and drop it, and
+    // a reference still held here would make this thread the one that destroys the
+    // exception. That is safe (the count is atomic) but ordered only by libstdc++'s own
+    // uninstrumented count, which ThreadSanitizer cannot see: it reported the caller's
+    // what() racing with the delete.
+    r = complete(*r, std::move(e));
     if (r == nullptr) return;
     e = nullptr;
   }
@@ -273,6 +279,7 @@ run_request* graph_runner::complete(run_request& r, std::exception_ptr e) noexce
   } else {
     done->finish_one();  // a module's run: publishes the error (release)
   }
+  HEIST_PERTURB_POINT(graph_run_completed);
   return next;
 }
 

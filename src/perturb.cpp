@@ -25,7 +25,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "member_inlined",       "pop_reserved",           "pop_mode_switching",
     "pop_mode_trying",      "steal_counted",          "waker_yielding",
     "wakee_stepping_off",   "pop_mode_acknowledging", "search_registering",
-    "cancel_flagged",       "start_placing",          "join_suspending"};
+    "cancel_flagged",       "start_placing",          "join_suspending",
+    "graph_run_completed",  "start_driver_ending"};
 static_assert(k_names.back() != nullptr, "a perturbation point without a name");
 }  // namespace
 

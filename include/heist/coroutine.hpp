@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "heist/detail/future_state.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/resume.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/executor.hpp"
@@ -79,8 +80,13 @@ class task_promise : public task_promise_base<T> {
   void return_value(U&& v) {
     m_value.emplace(std::forward<U>(v));
   }
+  // Consumes the result (a task is awaited once). The error is taken out, not copied: the
+  // frame may outlive the awaiter's handling of it (start()'s driver frees the frame after
+  // completing its future), and a reference left here would make the frame's destroyer the
+  // exception's, ordered after the handler's reads only through libstdc++'s uninstrumented
+  // count, which ThreadSanitizer cannot see.
   T result() {
-    if (this->m_error) std::rethrow_exception(this->m_error);
+    if (this->m_error) std::rethrow_exception(std::exchange(this->m_error, nullptr));
     return std::move(*m_value);
   }
 
@@ -93,8 +99,8 @@ class task_promise<void> : public task_promise_base<void> {
  public:
   heist::task<void> get_return_object() noexcept;
   void return_void() noexcept {}
-  void result() {
-    if (m_error) std::rethrow_exception(m_error);
+  void result() {  // as task_promise<T>::result
+    if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
   }
 };
 
@@ -213,6 +219,7 @@ detached drive_to_future(heist::task<T> t, future_state<T>* state) {
   }
   state->complete();
   state->release();
+  HEIST_PERTURB_POINT(start_driver_ending);
 }
 
 template <class T>

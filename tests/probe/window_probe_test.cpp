@@ -3,7 +3,8 @@
 // (include/heist/detail/perturb.hpp) at the protocol step where the window opens and holds it
 // open long enough for the other threads to do what a busy machine would let them do. They
 // need the perturbation build (the `perturb` preset) and are skipped in every other build.
-// The joins' probes are in join_window_probe_test.cpp.
+// The joins' probes are in join_window_probe_test.cpp; those of graphs, pipelines and futures
+// in composition_window_probe_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -192,135 +193,6 @@ TEST(WindowProbe, StaleGroupSignalCannotEndALaterWait) {
 }
 
 }  // namespace
-
-// Graphs and pipelines (issue 10). The pipeline's input suspends itself (a CAS puts the
-// "input waits" marker on the free-token stack) and its task goes on carrying its item,
-// while the item that frees the next token restarts the input on another thread. A delay
-// right after the suspension let the old task overwrite the new input's reservation (seen
-// as a crash in the benchmark before the fix). Here the window is held open every time.
-TEST(WindowProbe, PipelineInputRestartedWhileItsOldTaskStillRuns) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("PipelineInputRestartedWhileItsOldTaskStillRuns", 60s);
-  perturb::set_hook(
-      perturb::point::pipeline_input_suspended,
-      [](perturb::point, void*) { std::this_thread::sleep_for(200us); }, nullptr);
-  heist::executor ex(2);
-  for (std::size_t tokens : {1u, 2u, 3u}) {
-    int next = 0;
-    std::vector<int> out;
-    heist::parallel_pipeline(ex, tokens,
-                             heist::make_filter<void, int>(heist::filter_mode::serial_in_order,
-                                                           [&](heist::flow_control& fc) {
-                                                             if (next == 400) fc.stop();
-                                                             return next++;
-                                                           }) &
-                                 heist::make_filter<int, int>(heist::filter_mode::parallel,
-                                                              [](int i) {
-                                                                // Long enough that items are handed
-                                                                // off.
-                                                                std::this_thread::sleep_for(2us);
-                                                                return i;
-                                                              }) &
-                                 heist::make_filter<int, void>(heist::filter_mode::serial_in_order,
-                                                               [&](int i) { out.push_back(i); }));
-    ASSERT_EQ(out.size(), 400u) << tokens << " tokens";
-    for (int i = 0; i < 400; ++i)
-      ASSERT_EQ(out[static_cast<std::size_t>(i)], i);
-  }
-#endif
-}
-
-// A graph request completes (its future not yet ready) while other threads queue runs of
-// the same graph and wait for them: every run is served once, in order, and the thread
-// completing the last one never touches the graph after the destructor may run.
-TEST(WindowProbe, GraphRequestsQueueWhileOneCompletes) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("GraphRequestsQueueWhileOneCompletes", 60s);
-  perturb::set_hook(
-      perturb::point::graph_run_completing,
-      [](perturb::point, void*) { std::this_thread::sleep_for(100us); }, nullptr);
-  heist::executor ex(2);
-  std::atomic<int> runs{0};
-  for (int round = 0; round < 20; ++round) {
-    auto g = std::make_unique<heist::task_graph>();
-    auto a = g->emplace([&] { runs.fetch_add(1); });
-    auto b = g->emplace([] {});
-    a.precede(b);
-    std::vector<std::thread> callers;
-    for (int t = 0; t < 3; ++t) {
-      callers.emplace_back([&] {
-        for (int i = 0; i < 5; ++i)
-          g->run(ex).get();
-      });
-    }
-    for (auto& t : callers)
-      t.join();
-    (void)g->run_n(ex, 3);
-    g.reset();  // waits for the last request; its completer is still in the window
-  }
-  EXPECT_EQ(runs.load(), 20 * (15 + 3));
-#endif
-}
-
-// A node task is about to return its weight (the last step of the run) while the node's
-// successors are stolen and run on the other worker: the run ends once, after every node.
-TEST(WindowProbe, GraphNodeTasksEndingLateDoNotEndTheRunEarly) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("GraphNodeTasksEndingLateDoNotEndTheRunEarly", 60s);
-  perturb::set_hook(
-      perturb::point::graph_node_done,
-      [](perturb::point, void*) { std::this_thread::sleep_for(50us); }, nullptr);
-  heist::executor ex(2);
-  heist::task_graph g;
-  std::atomic<int> ran{0};
-  std::vector<heist::graph_node> nodes;
-  for (int i = 0; i < 63; ++i) {  // a binary tree: many spawns, each with half a weight
-    nodes.push_back(g.emplace([&] { ran.fetch_add(1); }));
-    if (i > 0) nodes[static_cast<std::size_t>((i - 1) / 2)].precede(nodes.back());
-  }
-  for (int r = 1; r <= 30; ++r) {
-    g.run(ex).get();
-    ASSERT_EQ(ran.load(), 63 * r);
-  }
-#endif
-}
-
-// Asynchronous composition (issue 11). A producer has stored a future's value and counted it
-// down, but not yet taken the callback word, while a continuation and a co_await register on
-// other threads: each registration either is taken by the producer or sees the ready marker
-// and runs itself, never both, never neither.
-TEST(WindowProbe, ContinuationsRegisteredWhileAFutureCompletes) {
-  HEIST_NEEDS_PERTURB();
-#if HEIST_PERTURB
-  watchdog dog("ContinuationsRegisteredWhileAFutureCompletes", 60s);
-  perturb::set_hook(
-      perturb::point::future_completing,
-      [](perturb::point, void*) { std::this_thread::sleep_for(50us); }, nullptr);
-  heist::executor ex(2);
-  std::atomic<int> ran{0};
-  for (int round = 0; round < 200; ++round) {
-    heist::promise<int> p;
-    heist::future<int> f = p.get_future();
-    std::thread producer([&] { p.set_value(round); });
-    auto g = f.then([&](int v) {
-      ran.fetch_add(1);
-      return v;
-    });
-    ASSERT_EQ(g.get(), round);
-    producer.join();
-    heist::promise<int> q;
-    heist::future<int> qf = q.get_future();
-    auto awaiting = [&]() -> heist::task<int> { co_return co_await qf; };
-    auto h = heist::start(ex, awaiting());
-    std::thread([&] { q.set_value(round + 1); }).join();
-    ASSERT_EQ(h.get(), round + 1);
-  }
-  EXPECT_EQ(ran.load(), 200);
-#endif
-}
 
 // Idle workers retire (issue 12). A worker's park timed out and it called on_worker_stop, but
 // has not yet handed its place to its placeholder (R1-R2), when work arrives: the waker takes

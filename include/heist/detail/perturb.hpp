@@ -66,6 +66,8 @@ enum class point : std::uint32_t {
   cancel_flagged,            // a group's cancel flag is set; the epoch not bumped yet
   start_placing,             // a new worker's thread runs; the creator has not placed it yet
   join_suspending,           // a joiner's await_ready read its group not done; no step yet
+  graph_run_completed,       // a graph request's future is complete; its completer goes on
+  start_driver_ending,       // start()'s driver completed and released its future; not freed
   count
 };
 
