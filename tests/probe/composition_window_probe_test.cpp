@@ -57,11 +57,27 @@ struct delivered_error_watch {
     eventually([&] { return s.dropped.load(); }, 10s);
     s.live_at_completer = s.live.load();
   }
-  // The caller has handled the error and dropped the future: what does the completer hold?
-  int left_at_completer() {
+  // One round: `make` returns a future that a worker completes with a counted_error. This
+  // thread handles the error and drops the future, then asks what the completer still holds.
+  template <class MakeFuture>
+  void deliver_and_count(MakeFuture make, const char* what, int round) {
+    arm();
+    {
+      auto f = make();
+      // Not get() yet: a helping wait could run the work here, making this thread the
+      // completer to hold. A worker completes it; get() then finds it ready.
+      while (!f.is_ready())
+        std::this_thread::yield();
+      try {
+        (void)f.get();
+        ADD_FAILURE() << "no exception";
+      } catch (const counted_error& e) {
+        EXPECT_STREQ(e.what(), what);
+      }
+    }  // the future is gone: this thread holds nothing
     dropped = true;
     eventually([&] { return live_at_completer.load() >= 0; }, 10s);
-    return live_at_completer.load();
+    EXPECT_EQ(live_at_completer.load(), 0) << "round " << round;
   }
 };
 
@@ -217,21 +233,7 @@ TEST(WindowProbe, AGraphRunsErrorIsNotHeldByItsCompleterOnceDelivered) {
     auto a = g.emplace([] {});
     auto bad = g.emplace([&] { throw counted_error(st.live, "node failed"); });
     a.precede(bad);
-    st.arm();
-    {
-      auto f = g.run(ex);
-      // Not get() yet: a helping wait could run the graph here, making this thread the
-      // completer held below. A worker completes it; get() then finds it ready.
-      while (!f.is_ready())
-        std::this_thread::yield();
-      try {
-        f.get();
-        FAIL() << "no exception";
-      } catch (const counted_error& e) {
-        EXPECT_STREQ(e.what(), "node failed");
-      }
-    }  // the future is gone: the caller holds nothing
-    EXPECT_EQ(st.left_at_completer(), 0) << "round " << round;
+    st.deliver_and_count([&] { return g.run(ex); }, "node failed", round);
   }
 #endif
 }
@@ -249,21 +251,8 @@ TEST(WindowProbe, AStartedTasksErrorIsNotHeldByItsFramesOnceDelivered) {
     co_await heist::schedule(ex);  // the rest runs on a worker
     throw counted_error(st.live, "task failed");
   };
-  for (int round = 0; round < 20; ++round) {
-    st.arm();
-    {
-      auto f = heist::start(ex, failing());
-      while (!f.is_ready())  // as above: no helping wait on this thread
-        std::this_thread::yield();
-      try {
-        (void)f.get();
-        FAIL() << "no exception";
-      } catch (const counted_error& e) {
-        EXPECT_STREQ(e.what(), "task failed");
-      }
-    }
-    EXPECT_EQ(st.left_at_completer(), 0) << "round " << round;
-  }
+  for (int round = 0; round < 20; ++round)
+    st.deliver_and_count([&] { return heist::start(ex, failing()); }, "task failed", round);
 #endif
 }
 
@@ -279,24 +268,18 @@ TEST(WindowProbe, AnErrorPassedThroughAContinuationIsNotHeldByItsSource) {
   heist::executor ex(2);
   std::atomic<int> ran{0};
   for (int round = 0; round < 20; ++round) {
-    {
-      heist::promise<int> p;
-      auto g = p.get_future().then([&](int v) {
-        ran.fetch_add(1);
-        return v;
-      });
-      st.arm();  // this thread completes the source (not held); a worker, the result
-      p.set_exception(std::make_exception_ptr(counted_error(st.live, "source failed")));
-      while (!g.is_ready())  // no helping wait on this thread
-        std::this_thread::yield();
-      try {
-        (void)g.get();
-        FAIL() << "no exception";
-      } catch (const counted_error& e) {
-        EXPECT_STREQ(e.what(), "source failed");
-      }
-    }
-    EXPECT_EQ(st.left_at_completer(), 0) << "round " << round;
+    st.deliver_and_count(
+        [&] {
+          heist::promise<int> p;
+          auto g = p.get_future().then([&](int v) {
+            ran.fetch_add(1);
+            return v;
+          });
+          // This thread completes the source (never held); a worker, the result.
+          p.set_exception(std::make_exception_ptr(counted_error(st.live, "source failed")));
+          return g;
+        },
+        "source failed", round);
   }
   EXPECT_EQ(ran.load(), 0);
 #endif
