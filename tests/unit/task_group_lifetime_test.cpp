@@ -143,8 +143,11 @@ TEST(TaskGroup, DestructorDropsTheExceptionOfATaskRunAfterAWait) {
 // counts. Elsewhere the address check alone bounds it and the step counts nothing. One worker
 // and no helper: every child is popped back, so the bottom of the chain sees the whole count.
 namespace {
+enum class chain_step { run_then_wait, run_and_wait };
+
 std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t levels,
-                                         bool unknown_stack_bounds) {
+                                         bool unknown_stack_bounds,
+                                         chain_step step = chain_step::run_then_wait) {
   std::uint32_t at_start = 0;
   std::uint32_t at_bottom = 0;
   std::function<void(std::uint32_t)> rec = [&](std::uint32_t depth) {
@@ -153,8 +156,12 @@ std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t leve
       return;
     }
     heist::task_group g;
-    g.run([&, depth] { rec(depth + 1); });
-    g.wait();
+    if (step == chain_step::run_and_wait) {
+      g.run_and_wait([&, depth] { rec(depth + 1); });
+    } else {
+      g.run([&, depth] { rec(depth + 1); });
+      g.wait();
+    }
   };
   // The main thread blocks on a latch and does not help: nobody can steal a level, so the
   // whole chain runs on the one worker.
@@ -187,24 +194,7 @@ TEST(TaskGroup, AChainOfWaitsCountsItsNestingWhereTheDepthGuardsTheStack) {
 TEST(TaskGroup, AChainOfRunAndWaitCountsOneLevelPerCall) {
   heist::executor ex(1);
   constexpr std::uint32_t levels = 50;
-  std::uint32_t at_start = 0;
-  std::uint32_t at_bottom = 0;
-  std::function<void(std::uint32_t)> rec = [&](std::uint32_t depth) {
-    if (depth == levels) {
-      at_bottom = heist::detail::t_context->m_help_depth;
-      return;
-    }
-    heist::task_group g;
-    g.run_and_wait([&, depth] { rec(depth + 1); });
-  };
-  std::latch done(1);
-  ex.post([&] {
-    at_start = heist::detail::t_context->m_help_depth;
-    rec(0);
-    done.count_down();
-  });
-  done.wait();
-  EXPECT_EQ(at_bottom - at_start, levels);
+  EXPECT_EQ(nesting_counted_by_a_chain(ex, levels, false, chain_step::run_and_wait), levels);
 }
 
 // The 8 MiB tests: 100,000 levels of run/wait, one child per level.
