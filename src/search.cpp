@@ -48,8 +48,7 @@ void push_back_foreign(thread_context& c, task* list) noexcept {
     const bool was_empty = c.m_slot->m_deque.push(t);
     if (was_empty && !woke) {
       woke = true;
-      a.idle().notify_after_spawn();
-      if (a.strict()) attract_visitor(a);
+      publish_push_into_empty(a);
     }
   }
 }

@@ -116,6 +116,15 @@ task* build_task(thread_context& c, wait_context* group, Args&&... args) {
 // Undoes a built task that could not be queued (push ran out of memory).
 void abandon_task(thread_context& c, task* t) noexcept;
 
+// After a push from inside a task into an *empty* deque of `a` (spawns, spawn_built, the
+// isolated waiter's push-back): wakes a sleeper if no one searches (P3-P4, idle_state.hpp)
+// and, in a strict task arena, looks for a visitor. A push onto a non-empty deque calls
+// nothing: whoever saw the earlier task wakes or searches for the rest.
+HEIST_ALWAYS_INLINE void publish_push_into_empty(arena& a) noexcept {
+  a.idle().notify_after_spawn();
+  if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
+}
+
 // The rest of a spawn onto the calling thread's own slot `own` of `a`, once `t` is built: counts it
 // in `group` (if any) and, if `count_created`, in the slot's flow counters, pushes it, and
 // wakes a sleeper or attracts a visitor if one is needed. A push that runs out of memory
@@ -141,12 +150,7 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, slot& ow
     throw;
   }
   HEIST_PERTURB_POINT(spawn_pushed);
-  // A push onto a non-empty deque needs no wake-up and no visitor: whoever saw the earlier
-  // task does (idle_state.hpp).
-  if (was_empty) {
-    a.idle().notify_after_spawn();
-    if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
-  }
+  if (was_empty) publish_push_into_empty(a);
 }
 
 // spawn() from a thread holding a leased slot outside any task of this executor
@@ -210,10 +214,7 @@ inline void spawn_built(arena& a, task* t) {
       return;
     }
     HEIST_PERTURB_POINT(spawn_pushed);
-    if (was_empty) {
-      a.idle().notify_after_spawn();
-      if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
-    }
+    if (was_empty) publish_push_into_empty(a);
     return;
   }
   a.exec().admit_external(c);
