@@ -198,3 +198,46 @@ TEST(LoopStress, LoopsFromSeveralThreadsAtOnce) {
     t.join();
   EXPECT_EQ(failures.load(), 0u);
 }
+
+TEST(LoopStress, AffinityStealChainsOnFrontHeavyLoopsRunEveryIndexOnce) {
+  // Four workers (on however many cores) and an affinity loop whose first iterations are slow:
+  // the idle participants steal halves of share 0 into their own shares and from each other,
+  // chains of steals over the same iterations. Every iteration runs once, and the reduction,
+  // which joins the chunks by offset, gets the exact sum of the indices.
+  heist::executor ex(4);
+  heist::affinity_partitioner ap;
+  const std::size_t rounds = heist_test::scaled(1500);
+  std::size_t steals = 0;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    const std::uint64_t h = mix(round + 31);
+    const std::size_t n = 16 + h % 600;
+    const std::size_t heavy = n / 4;
+    exactly_once once(n);
+    std::uint64_t sum = 0;
+    ex.submit([&] {
+        heist::parallel_for(
+            blocked_range<std::size_t>(0, n),
+            [&](const blocked_range<std::size_t>& r) {
+              for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                if (i < heavy) spin_for(std::chrono::nanoseconds(300));
+                once.hit(i);
+              }
+            },
+            ap);
+        steals += ap.last_steals();
+        sum = heist::parallel_reduce(
+            blocked_range<std::size_t>(0, n), std::uint64_t{0},
+            [&](const blocked_range<std::size_t>& r, std::uint64_t acc) {
+              for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                if (i < heavy) spin_for(std::chrono::nanoseconds(300));
+                acc += i;
+              }
+              return acc;
+            },
+            [](std::uint64_t a, std::uint64_t b) { return a + b; }, ap);
+      }).get();
+    ASSERT_EQ(once.wrong(), 0u) << "round " << round << ", n " << n;
+    ASSERT_EQ(sum, std::uint64_t{n} * (n - 1) / 2) << "round " << round << ", n " << n;
+  }
+  EXPECT_GT(steals, 0u);  // the loops did take halves of other shares
+}

@@ -1,9 +1,10 @@
 // The affinity partitioner (seed note 002): per-participant shares in chunk queues, replayed
 // when the same partitioner runs a loop of the same size again; own chunks front to back,
-// then chunks from the back of the most loaded share.
+// then halves of the most loaded share moved into its own (work stealing between shares).
 #pragma once
 
 #include "heist/detail/loop_core.hpp"
+#include "heist/detail/perturb.hpp"
 
 namespace heist::detail {
 
@@ -49,19 +50,40 @@ struct affinity_state {
     return true;
   }
 
-  // Takes up to `want` iterations, and at most half of what is left (rounded up), from the
-  // back of the share with the most left; false when every share is empty. The cap matters
-  // on imbalanced loops: a thief's leaf size was learnt on the cheap iterations of its own
-  // share, and taking a whole leaf of that size from the expensive end of another share
-  // (EPCC loop 2: 32 rows where one row is 1.2 ms) would leave the victim idle while the
-  // thief works through most of what was left. Halving keeps the two within one leaf.
-  bool steal_back(std::size_t want, std::size_t& lo, std::size_t& hi) noexcept {
+  // Work stealing between shares: moves the back half (rounded up) of the share with the most
+  // left into share `me`, which its owner has run out, so that the stolen iterations stay
+  // stealable: on an imbalanced loop a thief that ran a stolen chunk whole held every
+  // expensive iteration in it while the others went idle (EPCC loop 2 emulated on 16 threads:
+  // a thief took rows 23-45 of share 0, eleven 1.2 ms rows, and the loop took 16.5 rows' time
+  // where a 5-row split exists). The thief then runs its new share front to back in leaves
+  // sized afresh, and other thieves take halves of its back. Returns `stolen` when the half is
+  // in share `me`; `unshared` when share `me` was not empty (another thread with the same
+  // participant index, a helper, filled it first): the caller runs [lo, hi) itself; and
+  // `none` when every other share is empty.
+  enum class steal_result { stolen, unshared, none };
+  steal_result steal_into(std::size_t me, std::size_t& lo, std::size_t& hi) noexcept {
+    if (!steal_half(me, lo, hi)) return steal_result::none;
+    // Other thieves see neither share holding [lo, hi) here and may leave the loop: the
+    // iterations are this thread's to run, and the loop's group waits for this task.
+    HEIST_PERTURB_POINT(affinity_half_taken);
+    affinity_share& mine = m_shares[me];
+    const std::lock_guard<spin_lock> lock(mine.m_lock);
+    if (mine.m_front != mine.m_back) return steal_result::unshared;
+    mine.m_front = lo;
+    mine.m_back = hi;
+    mine.m_remaining.store(hi - lo, std::memory_order_relaxed);
+    return steal_result::stolen;
+  }
+
+ private:
+  // Takes the back half (rounded up) of the share other than `me` with the most left.
+  bool steal_half(std::size_t me, std::size_t& lo, std::size_t& hi) noexcept {
     for (;;) {
       std::size_t victim = m_participants, most = 0;
       for (std::size_t p = 0; p < m_participants; ++p) {
         // relaxed: a hint to pick a victim; the lock below decides.
         const std::size_t left = m_shares[p].m_remaining.load(std::memory_order_relaxed);
-        if (left > most) {
+        if (p != me && left > most) {
           most = left;
           victim = p;
         }
@@ -74,7 +96,7 @@ struct affinity_state {
       if (s.m_front == s.m_back) continue;
       const std::size_t left = s.m_back - s.m_front;
       hi = s.m_back;
-      lo = s.m_back - std::min(want, (left + 1) / 2);
+      lo = s.m_back - (left + 1) / 2;
       s.m_back = lo;
       s.m_remaining.store(s.m_back - s.m_front, std::memory_order_relaxed);
       m_steals.fetch_add(1, std::memory_order_relaxed);
@@ -90,20 +112,35 @@ struct affinity_access {
   }
 };
 
-// One participant of an affinity loop: its own share front to back, then the back of the
-// most loaded share. `run(lo, hi)` runs iterations [lo, hi).
+// One participant of an affinity loop: its own share front to back, then halves stolen from
+// the most loaded share into its own, each front to back too. `run(lo, hi)` runs [lo, hi).
 template <class Run>
 void affinity_participate(const loop_base& loop, affinity_state& st, std::size_t grain, Run&& run) {
   const std::size_t me = participant_index(*loop.m_arena, st.m_participants);
-  leaf_sizer sizer(grain, grain, false, leaf_growth::doubling);  // why: leaf_growth
   std::size_t lo = 0, hi = 0;
-  while (!loop.cancelled() && st.take_front(me, sizer.leaf(), lo, hi)) {
-    run(lo, hi);
-    sizer.leaf_done(hi - lo);
-  }
-  while (!loop.cancelled() && st.steal_back(sizer.leaf(), lo, hi)) {
-    run(lo, hi);
-    sizer.leaf_done(hi - lo);
+  for (;;) {
+    // A fresh sizer for each share: leaves learnt on the cheap iterations of one share would
+    // swallow the expensive ones of the next whole.
+    leaf_sizer sizer(grain, grain, false, leaf_growth::doubling);  // why: leaf_growth
+    while (!loop.cancelled() && st.take_front(me, sizer.leaf(), lo, hi)) {
+      run(lo, hi);
+      sizer.leaf_done(hi - lo);
+    }
+    if (loop.cancelled()) return;
+    switch (st.steal_into(me, lo, hi)) {
+      case affinity_state::steal_result::stolen:
+        continue;
+      case affinity_state::steal_result::unshared:
+        for (std::size_t at = lo; at < hi && !loop.cancelled();) {
+          const std::size_t end = std::min(hi, at + sizer.leaf());
+          run(at, end);
+          sizer.leaf_done(end - at);
+          at = end;
+        }
+        continue;
+      case affinity_state::steal_result::none:
+        return;
+    }
   }
 }
 

@@ -68,6 +68,7 @@ enum class point : std::uint32_t {
   join_suspending,           // a joiner's await_ready read its group not done; no step yet
   graph_run_completed,       // a graph request's future is complete; its completer goes on
   start_driver_ending,       // start()'s driver completed and released its future; not freed
+  affinity_half_taken,       // an affinity thief took a share's back half; not in its own yet
   count
 };
 
