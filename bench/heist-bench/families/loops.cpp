@@ -1,14 +1,18 @@
 // Parallel loops (EPCC, vector add, reduction) with every partitioner and schedule.
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../backends/loop_backends.hpp"
 #include "../workloads/loops.hpp"
 #if HEIST_BENCH_HAVE_TBB
+#include <tbb/global_control.h>
+
 #include "../backends/tbb_loops.hpp"
 #endif
 #if HEIST_BENCH_HAVE_OPENMP
@@ -121,6 +125,54 @@ void note_loop_ratios(context& x, const std::string& workload, const epcc_data* 
   }
 }
 
+// A sleep's real length on this machine (timer slack and wake-up included): the unit the
+// sleeping-row workload reports its calls in.
+double measured_sleep_ms(std::chrono::microseconds d) {
+  std::vector<double> t;
+  for (int k = 0; k < 15; ++k)
+    t.push_back(time_once([d] { std::this_thread::sleep_for(d); }) * 1e3);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// EPCC loop 2's split at 16 threads (and the most configured) on any machine: its rows as
+// sleeps (workloads/loops.hpp). Each row's note gives the time per call in heavy rows
+// against the best any split can do, ceil(67 / threads).
+template <class LoopCase>
+void epcc2_split_workload(context& x, int most, LoopCase& loop_case) {
+  std::vector<int> at = x.cfg.full ? std::vector<int>{2, 4, 8, 16} : std::vector<int>{most, 16};
+  std::sort(at.begin(), at.end());
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+#if HEIST_BENCH_HAVE_TBB
+  // oneTBB caps its workers at the core count unless told otherwise.
+  const tbb::global_control allow(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(at.back()));
+#endif
+  auto data = std::make_shared<epcc_data>();
+  constexpr auto row = std::chrono::microseconds(400);
+  constexpr int calls = 3;
+  const std::string label = "EPCC loop 2, rows as 400 us sleeps (x3)";
+  loop_case(
+      "epcc2split", label, 1, x.cfg.reps_or(7, 11), nullptr,
+      [data, row](auto& l) {
+        return static_cast<double>(epcc2_sleeping_rows(l, *data, row, calls));
+      },
+      at);
+  const double row_ms = measured_sleep_ms(row);
+  std::size_t heavy = 0;
+  for (int j : data->jmax)
+    heavy += j == static_cast<int>(epcc_data::N) ? 1 : 0;
+  for (result& r : x.results) {
+    if (r.workload != label || r.threads < 1) continue;
+    const std::size_t best =
+        (heavy + static_cast<std::size_t>(r.threads) - 1) / static_cast<std::size_t>(r.threads);
+    char b[96];
+    std::snprintf(b, sizeof b, "%.2f rows per call (a perfect split: %zu)",
+                  r.stats.median / calls / row_ms, best);
+    add_note(r, b);
+  }
+}
+
 void loop_workloads(context& x) {
   // Quick mode compares the schedules at the most threads only (plus serial); --full, or an
   // explicit --threads, sweeps every count.
@@ -141,7 +193,8 @@ void loop_workloads(context& x) {
     return sweep || t == most;
   };
   auto loop_case = [&](const std::string& key, const std::string& label, std::size_t grain,
-                       int reps, const std::function<void()>& setup, auto body) {
+                       int reps, const std::function<void()>& setup, auto body,
+                       const std::vector<int>& at = {}) {
     // The serial run gives the checksum every backend must reproduce exactly.
     double expected = 0;
     serial_loops ref(1);
@@ -150,10 +203,11 @@ void loop_workloads(context& x) {
     timed_case_with(
         x,
         [&](const std::string& k, int t, auto&& f) {
-          return runs_at(key, k, t) && with_loop_backend(k, t, grain, f);
+          return (at.empty() ? runs_at(key, k, t) : k != "serial") &&
+                 with_loop_backend(k, t, grain, f);
         },
-        counts, "loops", key, label, k_loop_backends, reps, std::bit_cast<std::uint64_t>(expected),
-        setup,
+        at.empty() ? counts : at, "loops", key, label, k_loop_backends, reps,
+        std::bit_cast<std::uint64_t>(expected), setup,
         [&](auto& b) {
           double v = 0;
           b.run([&](auto& l) { v = body(l); });
@@ -185,6 +239,7 @@ void loop_workloads(context& x) {
     note_loop_ratios(x, "EPCC loop 1 (x" + std::to_string(reps1) + ")", nullptr);
     note_loop_ratios(x, "EPCC loop 2 (x" + std::to_string(reps2) + ")", data.get());
   }
+  if (x.cfg.wants_workload("epcc2split", true)) epcc2_split_workload(x, most, loop_case);
   if (x.cfg.wants_workload("vecadd", true)) {
     const std::size_t n = 10'000'000;
     auto xs = std::make_shared<std::vector<double>>(n),
@@ -228,7 +283,10 @@ void loop_workloads(context& x) {
 }
 
 const register_family k_registered{
-    {20, "loops", {"epcc1", "epcc2", "vecadd", "smallloops", "reduce"}, &loop_workloads}};
+    {20,
+     "loops",
+     {"epcc1", "epcc2", "epcc2split", "vecadd", "smallloops", "reduce"},
+     &loop_workloads}};
 
 }  // namespace
 }  // namespace bench

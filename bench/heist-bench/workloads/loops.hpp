@@ -5,9 +5,12 @@
 //   l.sum(n, body)                sum over pieces of body(lo, hi) -> double
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace bench {
@@ -77,6 +80,28 @@ void epcc_loop2(L& l, epcc_data& d, int reps) {
         epcc_row2(d, i);
     });
   }
+}
+
+// EPCC loop 2's rows with sleeps for work: a heavy row sleeps `row`, any other row returns.
+// A sleeping thread needs no core, so P threads on a machine of fewer cores split the rows as
+// P cores would, and the time per call, in heavy rows, says how well a schedule splits them
+// (no split beats ceil(67 / P) rows): a 2-core machine sees the 16-thread split. The checksum
+// is the sum of the indices of the rows run, so a row lost or run twice shows.
+template <class L>
+std::uint64_t epcc2_sleeping_rows(L& l, const epcc_data& d, std::chrono::microseconds row,
+                                  int calls) {
+  std::atomic<std::uint64_t> sum{0};
+  for (int c = 0; c < calls; ++c) {
+    l.for_range(epcc_data::N, [&](std::size_t lo, std::size_t hi) {
+      std::uint64_t s = 0;
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (d.jmax[i] == static_cast<int>(epcc_data::N)) std::this_thread::sleep_for(row);
+        s += i;
+      }
+      sum.fetch_add(s, std::memory_order_relaxed);  // relaxed: read after the loop's join
+    });
+  }
+  return sum.load(std::memory_order_relaxed);
 }
 
 template <class L>
