@@ -113,6 +113,9 @@ class leaf_sizer {
   // ready for the next idle thread only then: with shorter leaves the next boundary is
   // nearer than that.
   bool long_leaves() const noexcept { return m_long; }
+  // Has a leaf been timed yet? Until then nobody knows that leaves are short.
+  bool timed() const noexcept { return m_timed; }
+  bool may_be_long() const noexcept { return m_long || !m_timed; }
 
   // A leaf of `iterations` has just run: time it since the previous mark.
   void leaf_done(std::size_t iterations) noexcept {
@@ -122,6 +125,7 @@ class leaf_sizer {
   }
   void observed(std::size_t iterations, std::uint64_t ns) noexcept {
     if (iterations == 0) return;
+    m_timed = true;
     m_long = ns >= k_target_ns / 16;
     if (ns < k_target_ns / 2) {
       // Only a leaf of at least half the current size says something about bigger ones
@@ -146,6 +150,7 @@ class leaf_sizer {
   std::size_t m_leaf;
   std::uint64_t m_mark;  // loop_clock() at the end of the last leaf (or at construction)
   bool m_long;
+  bool m_timed = false;
   std::size_t m_max_factor;  // 64 or 2 (leaf_growth)
 };
 
@@ -176,14 +181,18 @@ class range_pool {
   bool empty() const noexcept { return m_size == 0; }
   R& top() noexcept { return at(m_size - 1); }
 
-  // Is there a piece worth a task of its own: more than one leaf of work?
-  bool can_give(std::size_t leaf) noexcept {
+  // Is there a piece worth a task of its own: more than one leaf of work? A lone piece is
+  // halved for it only if it holds more than two leaves, unless leaves may be long (they are,
+  // or none has been timed yet): then two leaves are split too, or the last two long leaves of
+  // a range run one after the other while a thread is idle (EPCC loop 2 at 16 threads: pairs
+  // of 1.2 ms rows at the end of a call; a loop over two big items ran both on one thread).
+  bool can_give(std::size_t leaf, bool long_leaves = false) noexcept {
     if (m_size == 0) return false;
     R& candidate = m_size > 1 ? at(0) : top();
     if (!candidate.is_divisible() && m_size == 1) return false;
     if constexpr (sized_range<R>) {
       const auto size = static_cast<std::size_t>(candidate.size());
-      return m_size > 1 ? size > leaf : size > 2 * leaf;
+      return m_size > 1 || long_leaves ? size > leaf : size > 2 * leaf;
     } else {
       return true;
     }

@@ -12,7 +12,8 @@ void auto_for(const for_loop<Body>& loop, const R& range, std::size_t start_leaf
   leaf_sizer sizer(grain_of(range), start_leaf, long_leaves);
   while (!pool.empty()) {
     if (loop.cancelled()) return;
-    if (pool.can_give(sizer.leaf()) && loop_demand(*loop.m_arena, sizer.long_leaves())) {
+    if (pool.can_give(sizer.leaf(), sizer.may_be_long()) &&
+        loop_demand(*loop.m_arena, sizer.long_leaves())) {
       give_piece(loop, *loop.m_ctx,
                  [&loop, piece = pool.give(), leaf = sizer.leaf(), is_long = sizer.long_leaves()] {
                    auto_for(loop, piece, leaf, is_long);
@@ -39,7 +40,8 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
     range_pool<R> pool(range);
     leaf_sizer sizer(grain_of(range), start_leaf, long_leaves);
     while (!pool.empty() && !loop.cancelled()) {
-      if (children < k_max_children && pool.can_give(sizer.leaf()) &&
+      if (children < k_max_children &&
+          pool.can_give(sizer.leaf(), sizer.may_be_long()) &&
           loop_demand(*loop.m_arena, sizer.long_leaves())) {
         std::optional<T>* out = &results[children++];
         give_piece(
