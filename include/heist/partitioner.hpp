@@ -39,7 +39,7 @@ class affinity_partitioner {
   affinity_partitioner(const affinity_partitioner&) = delete;
   affinity_partitioner& operator=(const affinity_partitioner&) = delete;
 
-  // Chunks the last loop took from another thread's share (0 before the first loop).
+  // Halves the last loop moved from one thread's share to another's (0 before the first loop).
   std::size_t last_steals() const noexcept;
 
  private:
