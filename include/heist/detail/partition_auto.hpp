@@ -40,8 +40,7 @@ T auto_reduce(const reduce_loop<T, Body, Join>& loop, const R& range, std::size_
     range_pool<R> pool(range);
     leaf_sizer sizer(grain_of(range), start_leaf, long_leaves);
     while (!pool.empty() && !loop.cancelled()) {
-      if (children < k_max_children &&
-          pool.can_give(sizer.leaf(), sizer.may_be_long()) &&
+      if (children < k_max_children && pool.can_give(sizer.leaf(), sizer.may_be_long()) &&
           loop_demand(*loop.m_arena, sizer.long_leaves())) {
         std::optional<T>* out = &results[children++];
         give_piece(
