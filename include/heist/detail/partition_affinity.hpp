@@ -12,7 +12,9 @@ struct alignas(k_cache_line) affinity_share {
   spin_lock m_lock;
   std::size_t m_front = 0;  // next iteration of the owner (guarded by m_lock)
   std::size_t m_back = 0;   // one past the last iteration left (guarded by m_lock)
-  // back - front, readable without the lock: thieves look for the most loaded share.
+  // back - front, readable without the lock: thieves look for the most loaded share. Every
+  // access is relaxed and pairs with nothing: it is stored under m_lock and read only as a
+  // hint to pick a victim, whose lock (acquire/release) then orders the indices themselves.
   std::atomic<std::size_t> m_remaining{0};
 };
 
@@ -20,6 +22,9 @@ struct affinity_state {
   std::size_t m_participants = 0;
   std::size_t m_size = 0;
   std::unique_ptr<affinity_share[]> m_shares;
+  // Halves moved during the last loop. Relaxed everywhere: layout() resets it before the
+  // loop's tasks are spawned (the spawn publishes it), thieves only add, and last_steals()
+  // reads it after the loop's join, whose release/acquire orders every add before the read.
   std::atomic<std::size_t> m_steals{0};
 
   // Equal contiguous shares of [0, n): the same layout again for the same n and P.
