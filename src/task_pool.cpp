@@ -134,6 +134,10 @@ task* task_pool::refill() {
     m_count = std::exchange(m_foreign_count, 0);
     return m_free;
   }
+  // A batch given back and then needed again: the thread's live tasks swing by more than
+  // it keeps, so it keeps a batch more from now on (task_pool.hpp).
+  if (m_spilled_last && m_limit < k_task_pool_most_limit) m_limit += k_task_batch;
+  m_spilled_last = false;
   const batch b = the_depot().take();
   m_free = b.head;
   m_count = b.count;
@@ -150,6 +154,7 @@ void task_pool::spill() noexcept {
   m_free = last->m_next.load(std::memory_order_relaxed);
   last->m_next.store(nullptr, std::memory_order_relaxed);
   m_count -= k_task_batch;
+  m_spilled_last = true;
   the_depot().give({head, k_task_batch});
 }
 

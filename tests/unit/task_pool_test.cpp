@@ -1,7 +1,9 @@
 // Unit tests of the per-thread task pool (kind: requirement, boundary): the blocks of stolen
-// tasks stay off the local free list (task_pool.hpp, issue 13's seventh round).
+// tasks stay off the local free list (task_pool.hpp, issue 13's seventh round), and the local
+// list's limit grows only for a pool that gave a batch back and then ran dry (thirty-first).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -11,6 +13,8 @@
 #include "heist/heist.hpp"
 
 using heist::detail::k_task_batch;
+using heist::detail::k_task_pool_first_limit;
+using heist::detail::k_task_pool_most_limit;
 using heist::detail::task;
 using heist::detail::task_memory;
 using heist::detail::task_pool;
@@ -99,4 +103,45 @@ TEST(TaskPool, AThiefFreesTheBlockOfATaskItStoleToItsForeignList) {
   ASSERT_TRUE(stolen_ran.load());
   ASSERT_TRUE(same_thread.load());
   EXPECT_EQ(foreign_seen.load(), 1u);
+}
+
+namespace {
+// Takes n blocks from the pool, then gives them all back.
+void swing(task_pool& pool, std::size_t n) {
+  std::vector<task*> blocks;
+  for (std::size_t i = 0; i < n; ++i)
+    blocks.push_back(pool.allocate());
+  for (task* t : blocks)
+    pool.deallocate(t);
+}
+}  // namespace
+
+TEST(TaskPool, APoolThatOnlyFillsAndEmptiesOnceKeepsItsFirstLimit) {
+  task_pool mine;
+  EXPECT_EQ(mine.limit(), k_task_pool_first_limit);
+  // Ten batches taken (ten refills, none after a spill), then given back (spills): the
+  // limit grows only at a refill that follows a spill, so it has not moved.
+  swing(mine, 10 * k_task_batch);
+  EXPECT_EQ(mine.limit(), k_task_pool_first_limit);
+  EXPECT_LE(mine.local_count(), k_task_pool_first_limit);
+}
+
+TEST(TaskPool, APoolWhoseLiveTasksSwingPastItsLimitKeepsABatchMoreEachSwingUpToTheMost) {
+  task_pool mine;
+  // Each swing takes more than the pool keeps (so it runs dry and refills from the depot)
+  // and gives it all back (so it spills). The first swing only spills; every later one
+  // refills after a spill once, and the limit grows by one batch, up to the most.
+  for (std::size_t round = 0; round < 20; ++round) {
+    const std::size_t before = mine.limit();
+    swing(mine, before + k_task_batch + 1);
+    const std::size_t expected =
+        round == 0 ? before : std::min(before + k_task_batch, k_task_pool_most_limit);
+    EXPECT_EQ(mine.limit(), expected) << "round " << round;
+    EXPECT_LE(mine.local_count(), mine.limit()) << "round " << round;
+  }
+  EXPECT_EQ(mine.limit(), k_task_pool_most_limit);
+  // Swings within what the pool keeps trade nothing with the depot.
+  const std::size_t depot_before = task_memory().depot_blocks;
+  swing(mine, mine.local_count());
+  EXPECT_EQ(task_memory().depot_blocks, depot_before);
 }

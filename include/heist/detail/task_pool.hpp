@@ -5,11 +5,12 @@
 // Blocks migrate: a task spawned on worker A and stolen by worker B is freed into B's pool.
 // To keep that from growing one pool without bound while another keeps carving new memory,
 // pools exchange whole batches with one process-wide depot (a mutex-protected stack of
-// batches): a pool that holds more than 2 batches gives one back, an empty pool takes one.
-// New memory is carved from 64 KiB slabs obtained with std::aligned_alloc. Slabs are never
-// returned to the system, for two reasons: total task memory is bounded by the peak number
-// of live tasks plus three batches per thread, and a thief may read the header of a block it
-// lost a race for (chase_lev_deque::steal_if), which must stay valid memory.
+// batches): a pool that holds more than its limit (2 to 16 batches, below) gives one back,
+// an empty pool takes one. New memory is carved from 64 KiB slabs obtained with
+// std::aligned_alloc. Slabs are never returned to the system, for two reasons: total task
+// memory is bounded by the peak number of live tasks plus 17 batches per thread (the limit
+// and the foreign list), and a thief may read the header of a block it lost a race for
+// (chase_lev_deque::steal_if), which must stay valid memory.
 //
 // Blocks of stolen tasks are kept apart (issue 13, seventh round). A stolen task's block
 // comes from the victim's batches, among blocks the victim keeps writing; pushed on top of
@@ -20,6 +21,16 @@
 // thread's deque goes to a separate foreign list: handed to the depot once it holds a batch,
 // used here only when the local list runs dry. Each thread's hot blocks then come from
 // batches it took whole.
+//
+// How many blocks the local list keeps before it gives a batch back adapts (issue 13,
+// thirty-first round). It starts at two batches; a pool that gave a batch back and then ran
+// dry (a thread whose live tasks swing by more than it keeps: a deep, narrow tree spawns
+// thousands of tasks on the way down and frees them on the way up) keeps one batch more,
+// up to sixteen. With a fixed two batches, two workers on such a tree traded the same
+// batches through the depot on every swing, each taking blocks whose lines the other had
+// just written: a deep binomial tree (heist-bench `uts-deep`) ran 17% slower per node on
+// each of two workers than on one, with sampling on the free-list load in the spawn.
+// Sixteen batches (128 KiB) is the most a thread keeps; one that never swings keeps two.
 #pragma once
 
 #include <atomic>
@@ -32,6 +43,9 @@
 namespace heist::detail {
 
 inline constexpr std::size_t k_task_batch = 64;  // blocks moved per depot exchange
+// The local list's limit, in blocks: where it starts, and the most it grows to.
+inline constexpr std::size_t k_task_pool_first_limit = 2 * k_task_batch;
+inline constexpr std::size_t k_task_pool_most_limit = 16 * k_task_batch;
 
 // Process-wide counters, for the memory-bound tests and the soak run.
 struct task_memory_stats {
@@ -58,7 +72,7 @@ class task_pool {
   HEIST_ALWAYS_INLINE void deallocate(task* t) noexcept {
     t->m_next.store(m_free, std::memory_order_relaxed);
     m_free = t;
-    if (HEIST_UNLIKELY(++m_count > 2 * k_task_batch)) spill();
+    if (HEIST_UNLIKELY(++m_count > m_limit)) spill();
   }
 
   // A block that another thread allocated and this one ran (a stolen task): kept off the
@@ -69,6 +83,7 @@ class task_pool {
   // For tests: free blocks held, on each list.
   std::size_t local_count() const noexcept { return m_count; }
   std::size_t foreign_count() const noexcept { return m_foreign_count; }
+  std::size_t limit() const noexcept { return m_limit; }
 
  private:
   task* refill();         // the foreign list, else a batch from the depot or a new slab; m_free
@@ -76,6 +91,8 @@ class task_pool {
 
   task* m_free = nullptr;
   std::size_t m_count = 0;
+  std::size_t m_limit = k_task_pool_first_limit;  // the local list spills above this
+  bool m_spilled_last = false;  // the last trade with the depot was a batch given back
   task* m_foreign = nullptr;
   std::size_t m_foreign_count = 0;
 };
