@@ -140,7 +140,7 @@ task* task_pool::refill() {
   m_spilled_last = false;
   const batch b = the_depot().take();
   m_free = b.head;
-  m_count = b.count;
+  m_count = static_cast<std::uint32_t>(b.count);  // a batch: at most k_task_batch
   return m_free;
 }
 

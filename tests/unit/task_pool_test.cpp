@@ -135,7 +135,7 @@ TEST(TaskPool, APoolWhoseLiveTasksSwingPastItsLimitKeepsABatchMoreEachSwingUpToT
     const std::size_t before = mine.limit();
     swing(mine, before + k_task_batch + 1);
     const std::size_t expected =
-        round == 0 ? before : std::min(before + k_task_batch, k_task_pool_most_limit);
+        round == 0 ? before : std::min<std::size_t>(before + k_task_batch, k_task_pool_most_limit);
     EXPECT_EQ(mine.limit(), expected) << "round " << round;
     EXPECT_LE(mine.local_count(), mine.limit()) << "round " << round;
   }

@@ -44,8 +44,8 @@ namespace heist::detail {
 
 inline constexpr std::size_t k_task_batch = 64;  // blocks moved per depot exchange
 // The local list's limit, in blocks: where it starts, and the most it grows to.
-inline constexpr std::size_t k_task_pool_first_limit = 2 * k_task_batch;
-inline constexpr std::size_t k_task_pool_most_limit = 16 * k_task_batch;
+inline constexpr std::uint32_t k_task_pool_first_limit = 2 * k_task_batch;
+inline constexpr std::uint32_t k_task_pool_most_limit = 16 * k_task_batch;
 
 // Process-wide counters, for the memory-bound tests and the soak run.
 struct task_memory_stats {
@@ -89,12 +89,14 @@ class task_pool {
   task* refill();         // the foreign list, else a batch from the depot or a new slab; m_free
   void spill() noexcept;  // gives one batch of the local list back to the depot
 
+  // Four words, as before the limit adapted: the thread_context members after the pool keep
+  // their offsets.
   task* m_free = nullptr;
-  std::size_t m_count = 0;
-  std::size_t m_limit = k_task_pool_first_limit;  // the local list spills above this
-  bool m_spilled_last = false;  // the last trade with the depot was a batch given back
+  std::uint32_t m_count = 0;
+  std::uint32_t m_limit = k_task_pool_first_limit;  // the local list spills above this
   task* m_foreign = nullptr;
-  std::size_t m_foreign_count = 0;
+  std::uint32_t m_foreign_count = 0;
+  bool m_spilled_last = false;  // the last trade with the depot was a batch given back
 };
 
 }  // namespace heist::detail
