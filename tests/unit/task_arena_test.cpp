@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "heist/heist.hpp"
 #include "test_support.hpp"
@@ -290,6 +291,43 @@ TEST(Isolate, ReturnsValuesAndPropagatesExceptions) {
 }
 
 // --- blocking -------------------------------------------------------------------------------
+TEST(Isolate, EveryRegionGetsATagNoOtherRegionHadAcrossThreadsAndBlocks) {
+  // Tags come from per-thread blocks of the shared counter (task_arena.hpp): four threads,
+  // each through several blocks, nested regions included; no tag twice, none zero (no
+  // isolation), and the outer region's tag is back after a nested one.
+  constexpr int k_threads = 4;
+  const int calls = static_cast<int>(3 * heist::detail::k_isolation_tag_block + 7);
+  std::vector<std::vector<std::uintptr_t>> seen(k_threads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < k_threads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < calls; ++i) {
+        heist::isolate([&] {
+          const std::uintptr_t outer = heist::detail::current_context().m_isolation;
+          seen[t].push_back(outer);
+          if (i % 5 == 0) {
+            heist::isolate(
+                [&] { seen[t].push_back(heist::detail::current_context().m_isolation); });
+            EXPECT_EQ(heist::detail::current_context().m_isolation, outer);
+          }
+        });
+      }
+      EXPECT_EQ(heist::detail::current_context().m_isolation, 0u);
+    });
+  }
+  for (auto& th : threads)
+    th.join();
+  std::set<std::uintptr_t> all;
+  std::size_t total = 0;
+  for (const auto& v : seen) {
+    total += v.size();
+    all.insert(v.begin(), v.end());
+  }
+  EXPECT_EQ(total, static_cast<std::size_t>(k_threads) * (calls + (calls + 4) / 5));
+  EXPECT_EQ(all.size(), total);
+  EXPECT_EQ(all.count(0), 0u);
+}
+
 TEST(Blocking, ComputeKeepsGoingWhileWorkersBlock) {
   heist::executor ex(2);
   std::atomic<int> blocked{0};

@@ -63,6 +63,10 @@ struct thread_context : scheduling_state {
   small_object_pool m_small;  // coroutine frames, futures' states (allocate_small)
   parker m_parker;
   sleeper m_sleeper;
+  // Isolation tags this thread hands out without touching the shared counter: [next, end),
+  // reserved from g_next_isolation a block at a time (new_isolation_tag, task_arena.hpp).
+  std::uintptr_t m_isolation_next = 0;
+  std::uintptr_t m_isolation_end = 0;
 };
 
 // The calling thread's context, or nullptr if it never touched heist (HEIST_TLS_MODEL:
