@@ -131,7 +131,13 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   // none nobody would take it).
   HEIST_PERTURB_POINT(lease_draining);
   bool moved = false;
-  for (;;) {
+  // The common case, nothing left, is seen without the two read-modify-writes a steal costs
+  // (it registers with the owner, m_thieves): this thread is the deque's owner until
+  // give_back and pushes nothing meanwhile, so `empty()` (relaxed bottom and top) cannot say
+  // empty while a task is left: bottom is its own, and top only grows, so a stale top can
+  // only make the deque look fuller (then the steal finds out). No thief's write is read on
+  // the strength of the answer.
+  while (!s.m_deque.empty()) {
     const steal_result<task*> r = s.m_deque.steal();
     if (r.status == steal_status::empty) break;
     if (r.status != steal_status::success) continue;
