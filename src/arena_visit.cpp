@@ -148,6 +148,7 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   a.give_back(s);
   HEIST_PERTURB_POINT(lease_returned);
   if (moved) a.idle().notify_after_inject();
+  bool fenced = false;  // a seq_cst fence since this thread's last write
   if (a.strict()) {
     // A task arena that still has work gets a visitor for the slot just freed. seq_cst
     // fence between giving the slot back (an RMW of the occupant count) and reading the
@@ -155,13 +156,19 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
     // occupants. Without it both sides could read the old values (x86's locked RMW hides
     // this; ARM would not), and the work would wait for the next publication.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (moved || a.has_queued_work()) attract_visitor(a);
+    fenced = true;
+    if (moved || a.has_queued_work()) {
+      attract_visitor(a);
+      fenced = false;
+    }
   }
   // This thread stops running the executor's tasks without searching first (an outside
   // helper whose wait is over, a retiring stand-in, the end of task_arena::execute). If it
   // ran the last task in flight after every worker went idle, nobody else would ever tell
-  // a wait_idle()/shutdown() caller: check for it here, as a searcher does.
-  a.exec().note_idle();
+  // a wait_idle()/shutdown() caller: check for it here, as a searcher does. The fence above,
+  // with only reads after it, already separates this thread's finished counts from its read
+  // of the waiter count, which is all note_idle's own fence is for.
+  a.exec().note_idle(fenced);
 }
 
 }  // namespace heist::detail

@@ -67,12 +67,13 @@ class executor_impl {
   // zero while a task admitted before the call is unfinished (see in_flight in executor.cpp).
   std::uint64_t in_flight() const noexcept;
   // Called when a thread runs out of work: wakes wait_idle()/shutdown() callers if the
-  // executor became quiescent.
-  void note_idle() noexcept {
+  // executor became quiescent. `fenced`: the caller ran a seq_cst fence after its last write
+  // (and only read since), which serves as this one.
+  void note_idle(bool fenced = false) noexcept {
     HEIST_PERTURB_POINT(quiescence_check);
     // seq_cst fence between this thread's last "finished" count and its read of the
     // waiter count; pairs with the fence in wait_quiescent (a Dekker pair).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!fenced) std::atomic_thread_fence(std::memory_order_seq_cst);
     if (HEIST_UNLIKELY(m_quiescence_waiters.load(std::memory_order_relaxed) != 0)) {
       check_quiescent();
     }
