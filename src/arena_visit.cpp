@@ -100,18 +100,18 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
   // producers spread over the buckets.
   const auto h =
       static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&c)) * 0x9E3779B97F4A7C15ULL;
-  a.begin_injection();
+  const auto hint = static_cast<std::size_t>(h >> 40);
+  a.begin_injection(hint);
   if (a.strict()) a.count_injected();
-  a.inject().push(t, static_cast<std::size_t>(h >> 40));
+  a.inject().push(t, hint);
   HEIST_PERTURB_POINT(inject_pushed);
   a.idle().notify_after_inject();
   if (a.strict()) attract_visitor(a);
-  a.end_injection();  // the last touch of `a`: it may be destroyed from here on
+  a.end_injection(hint);  // the last touch of `a`: it may be destroyed from here on
 }
 
 void arena::wait_for_injectors() const noexcept {
-  // acquire: pairs with end_injection's release; an injector is done with the arena.
-  while (m_injecting.load(std::memory_order_acquire) != 0)
+  while (m_inject.producers_inside())
     std::this_thread::yield();
 }
 

@@ -58,6 +58,10 @@ inline constexpr unsigned k_pause_per_round = 32;
 // for up to this long before it parks (arena::loops_running).
 inline constexpr std::int64_t k_loop_linger_ns = 100'000;
 inline constexpr std::uint32_t k_inject_check_interval = 64;
+// Most tasks a searcher with an empty deque takes from an injection bucket at once: it runs
+// the oldest and keeps the others in its deque, where the other workers can steal them
+// (search_once; Go's scheduler takes from its global queue the same way).
+inline constexpr std::size_t k_inject_batch = 32;
 // Timed parks of a roamer while polled completions are pending (poller.hpp).
 inline constexpr std::int64_t k_min_poll_park_ns = 20'000;
 inline constexpr std::int64_t k_max_poll_park_ns = 1'000'000;

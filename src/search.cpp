@@ -34,17 +34,18 @@ namespace heist::detail {
 // Pushes back tasks the thread popped from its own deque and will not run (an isolated
 // waiter's of other regions, a finished wait's, a coroutine join's non-members), linked
 // through m_next, the most recently popped first, so that pushing in list order restores the
-// deque's order. A push into an empty deque is a publication: a thief may have found the
-// deque empty meanwhile and gone to sleep, so it wakes a sleeper as a spawn would (issue 9,
-// bug 4).
+// deque's order; and the rest of a batch taken from the injection queue (search_once), the
+// newest first, so that the oldest is popped first. A push into an empty deque is a
+// publication: a thief may have found the deque empty meanwhile and gone to sleep, so it
+// wakes a sleeper as a spawn would (issue 9, bug 4).
 void push_back_foreign(thread_context& c, task* list) noexcept {
   arena& a = *c.m_arena;
   bool woke = false;
   while (list != nullptr) {
     task* t = list;
     list = t->m_next.load(std::memory_order_relaxed);
-    // The slots these tasks came from are free, so the push cannot need to grow: it cannot
-    // throw.
+    // The slots these tasks came from are free (a batch: the deque was empty and the batch
+    // is smaller than any deque), so the push cannot need to grow: it cannot throw.
     const bool was_empty = c.m_slot->m_deque.push(t);
     if (was_empty && !woke) {
       woke = true;
@@ -155,6 +156,11 @@ found_task steal_near(thread_context& c, arena& a, slot& self, std::size_t n, co
 }
 }  // namespace
 
+static_assert(static_cast<std::int64_t>(k_inject_batch) <= k_slot_deque_first_capacity,
+              "a batch's rest must fit an empty deque without growing it");
+static_assert(k_inject_batch < k_inject_check_interval,
+              "a worker runs a batch before its next periodic look at the injection queue");
+
 // One search round in arena `a`: its injection queue, then steal attempts.
 found_task search_once(thread_context& c, arena& a, const task_filter& f,
                        bool& saw_contention) noexcept {
@@ -162,10 +168,37 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
   executor_impl& exec = a.exec();
   injection_queue& inject = a.inject();
   const std::size_t start = self != nullptr ? self->m_index : static_cast<std::size_t>(c.m_rng);
-  if (task* t = inject.pop_if(start, [&f](const task* x) noexcept { return f.accepts(x); })) {
+  const steal_policy policy = exec.policy();
+  if (self != nullptr && self->m_index < a.first_leasable() && !f.restricted() &&
+      policy != steal_policy::none && self->m_deque.empty()) {
+    // A batch: its share of the bucket, up to k_inject_batch, the rest kept in this thread's
+    // deque for the others to steal. Only on a worker's own slot, which it keeps for life: a
+    // leased slot (a task arena's, an outside waiter's, a stand-in's) gives its leftovers
+    // back to the injection queue when its thread leaves, oldest last, and enqueue() is FIFO
+    // (api.md); and not where nobody steals, or the others could not take them. (Task arenas
+    // have no worker slots: a.first_leasable() is 0 there.) Taking them one at a time, two
+    // workers fetched every task across the producers' cache lines: 3.1 million posts a
+    // second from one thread, 8 with batches (BENCHMARKS.md, issue 13's thirty-second
+    // round). The deque is empty and holds more than the batch's rest (below), so these
+    // pushes cannot grow it: they cannot throw.
+    task* rest = nullptr;
+    if (task* t = inject.pop_batch(start, k_inject_batch, a.active_slots(), rest)) {
+      if (rest != nullptr) {
+        // The batch's other tasks are in neither the queue nor a deque until pushed: this
+        // thread is busy to publishers, or a searcher that owes L2 (docs/design-protocols.md).
+        HEIST_PERTURB_POINT(inject_batch_taken);
+        push_back_foreign(c, rest);
+        // The batch is injected work that was queued first: a worker's periodic look at the
+        // injection queue (worker_loop.cpp, every k_inject_check_interval tasks, more than a
+        // batch) starts counting again, so that it does not run a later post before them.
+        self->m_tick = 0;
+      }
+      return {t, false, rest != nullptr || inject.size() != 0};
+    }
+  } else if (task* t =
+                 inject.pop_if(start, [&f](const task* x) noexcept { return f.accepts(x); })) {
     return {t, false, inject.size() != 0};
   }
-  const steal_policy policy = exec.policy();
   if (policy == steal_policy::none) return {};
   const std::size_t n = a.active_slots();
   const std::size_t victims = self != nullptr ? n - 1 : n;

@@ -66,6 +66,62 @@ TEST(WindowProbe, IsolatedWaiterPushBackWakesASleeper) {
 #endif
 }
 
+// A worker out of work takes a batch from the injection queue (search_once): it runs the
+// first task and pushes the others onto its deque. Held between the two (as an OS that
+// deschedules it there would), the batch's other task is in neither place, and the other
+// worker, finding nothing, parks. The push must then wake it: the first task waits for the
+// second to run elsewhere, and a push that woke nobody would leave it waiting out its 5 s.
+TEST(WindowProbe, ABatchPushedAfterTheOtherWorkerParkedWakesIt) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("ABatchPushedAfterTheOtherWorkerParkedWakesIt", 60s);
+  struct state {
+    std::atomic<bool> armed{false};
+    std::atomic<int> held{0};
+  } st;
+  perturb::set_hook(
+      perturb::point::inject_batch_taken,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        if (!s.armed.exchange(false)) return;
+        s.held.fetch_add(1);
+        std::this_thread::sleep_for(300ms);  // the other worker searches and parks
+      },
+      &st);
+  heist::executor ex(2);
+  // Both workers busy, so that the two tasks below queue up and no post wakes anybody.
+  std::atomic<int> busy{0};
+  std::atomic<bool> release{false};
+  for (int i = 0; i < 2; ++i) {
+    ex.post([&] {
+      busy.fetch_add(1);
+      while (!release.load())
+        std::this_thread::yield();
+    });
+  }
+  ASSERT_TRUE(eventually([&] { return busy.load() == 2; }));
+  std::atomic<int> arrived{0};
+  std::atomic<bool> first_met{false};
+  std::thread::id first_thread, second_thread;
+  ex.post([&] {
+    first_thread = std::this_thread::get_id();
+    arrived.fetch_add(1);
+    first_met = eventually([&] { return arrived.load() == 2; }, 5s);
+  });
+  ex.post([&] {
+    second_thread = std::this_thread::get_id();
+    arrived.fetch_add(1);
+  });
+  st.armed = true;
+  release = true;
+  ASSERT_TRUE(eventually([&] { return first_met.load() || arrived.load() == 2; }, 20s));
+  ex.wait_idle();
+  EXPECT_EQ(st.held.load(), 1) << "no worker took the two tasks as a batch";
+  EXPECT_TRUE(first_met.load()) << "the batch's second task waited for its taker's first";
+  EXPECT_NE(first_thread, second_thread);
+#endif
+}
+
 // Bug 5. The main thread, a helper in g.wait(), is the only searcher when an outside thread
 // posts: the publisher sees a searcher and wakes nobody. The helper's wait is over, and it
 // left without a last look: the task stayed queued while the only worker slept.

@@ -75,6 +75,32 @@ TEST(Executor, PostRunsFireAndForget) {
   EXPECT_EQ(count.load(), 5000);
 }
 
+// A lone worker takes posts queued behind it in batches (search_once): it runs the oldest and
+// keeps the rest in its deque, from which it pops them oldest first, so it still runs them
+// in the order they were posted.
+TEST(Executor, OneWorkerRunsPostsQueuedBehindItInTheirOrder) {
+  heist::executor ex(1);
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<bool> release{false}, busy{false};
+    ex.post([&] {
+      busy = true;
+      while (!release.load())
+        std::this_thread::yield();
+    });
+    while (!busy.load())
+      std::this_thread::yield();
+    std::vector<int> order;  // written by the one worker only
+    for (int i = 0; i < 100; ++i)
+      ex.post([&order, i] { order.push_back(i); });
+    release = true;
+    ex.wait_idle();
+    std::vector<int> expected(100);
+    for (int i = 0; i < 100; ++i)
+      expected[i] = i;
+    EXPECT_EQ(order, expected);
+  }
+}
+
 TEST(Executor, WaitIdleIncludesSpawnedChildren) {
   heist::executor ex(2);
   std::atomic<int> count{0};

@@ -65,16 +65,13 @@ class arena {
   // Injections under way (inject(): from before the push until after its wake-up). The task
   // an outside thread injects may run and finish, and the arena's owner see nothing left in
   // flight and destroy the arena, while that thread is still in inject() after the push:
-  // whoever destroys an arena first waits for this count to reach zero.
-  void begin_injection() noexcept {
-    // relaxed: sequenced before the push (a release), which the task's runner acquires; the
-    // destroyer reads this only after that task finished, so it sees the increment.
-    m_injecting.fetch_add(1, std::memory_order_relaxed);
-  }
-  void end_injection() noexcept {
-    // release: this thread's last touch of the arena; pairs with wait_for_injectors.
-    m_injecting.fetch_sub(1, std::memory_order_release);
-  }
+  // whoever destroys an arena first waits for these counts to reach zero. They are counted
+  // in the injection queue's buckets (injection_queue::enter), on each bucket's producer
+  // line: one shared counter cost every post a cache miss on a line that all producers, and
+  // the searchers reading the queue beside it, kept taking away (issue 13, thirty-second
+  // round).
+  void begin_injection(std::size_t hint) noexcept { m_inject.enter(hint); }
+  void end_injection(std::size_t hint) noexcept { m_inject.leave(hint); }
   void wait_for_injectors() const noexcept;  // src/arena_visit.cpp
   injection_queue& inject() noexcept { return m_inject; }
   const injection_queue& inject() const noexcept { return m_inject; }
@@ -177,7 +174,6 @@ class arena {
   bool m_strict;
   int m_level = k_normal;
   injection_queue m_inject;
-  std::atomic<std::uint32_t> m_injecting{0};
   idle_state m_idle;
   std::atomic<std::size_t> m_high_water;
   std::atomic<std::size_t> m_occupants{0};

@@ -15,8 +15,10 @@
 // completes the link in a few instructions.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -58,6 +60,42 @@ class injection_queue {
       if (task* t = b.pop_matching(accept)) return t;
     }
     return nullptr;
+  }
+
+  // Takes the oldest task of the first bucket that has one, scanning from `start`, and with
+  // it up to `most` - 1 more of that bucket's oldest: a 1/`share` part of what it holds,
+  // rounded up. The extra tasks come back in `rest`, linked through m_next, the newest
+  // first (pushing them in list order onto a deque makes the owner pop them oldest first).
+  task* pop_batch(std::size_t start, std::size_t most, std::size_t share, task*& rest) noexcept {
+    for (std::size_t i = 0; i <= m_mask; ++i) {
+      bucket& b = m_buckets[(start + i) & m_mask];
+      // relaxed: a hint, as in pop_if.
+      const std::size_t n = b.m_size.load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      if (!b.m_consumer.try_lock()) continue;
+      std::lock_guard<spin_lock> lock(b.m_consumer, std::adopt_lock);
+      if (task* t = b.pop_batch(std::min(most, n / share + 1), rest)) return t;
+    }
+    return nullptr;
+  }
+
+  // Producers inside an injection (arena::begin_injection), counted in the bucket `hint`
+  // selects, beside the head that their push writes anyway.
+  void enter(std::size_t hint) noexcept {
+    // relaxed: sequenced before the push (a release), which the task's runner acquires; the
+    // destroyer reads the count only after that task finished, so it sees the increment.
+    m_buckets[hint & m_mask].m_producers.fetch_add(1, std::memory_order_relaxed);
+  }
+  void leave(std::size_t hint) noexcept {
+    // release: the producer's last touch of the arena; pairs with producers_inside.
+    m_buckets[hint & m_mask].m_producers.fetch_sub(1, std::memory_order_release);
+  }
+  bool producers_inside() const noexcept {
+    for (std::size_t i = 0; i <= m_mask; ++i) {
+      // acquire: pairs with leave's release; that producer is done with the arena.
+      if (m_buckets[i].m_producers.load(std::memory_order_acquire) != 0) return true;
+    }
+    return false;
   }
 
   std::size_t size() const noexcept {
@@ -120,6 +158,24 @@ class injection_queue {
       return tail;
     }
 
+    // Consumer, under m_consumer: up to `most` of the oldest tasks (pop_batch above).
+    task* pop_batch(std::size_t most, task*& rest) noexcept {
+      task* first = pop_one();
+      if (first == nullptr) return nullptr;
+      std::size_t taken = 1;
+      for (; taken < most; ++taken) {
+        task* t = pop_one();
+        if (t == nullptr) break;
+        // relaxed: the task is the consumer's now (pop_one never returns the newest task,
+        // whose m_next a producer may still write); the deque push publishes it.
+        t->m_next.store(rest, std::memory_order_relaxed);
+        rest = t;
+      }
+      // One update for the batch: the count stays above the reachable tasks meanwhile.
+      m_size.fetch_sub(taken, std::memory_order_relaxed);
+      return first;
+    }
+
     template <class Accept>
     task* pop_matching(Accept& accept) noexcept {
       // Look at most at the tasks queued now: skipped ones go back to the end. A skipped task
@@ -143,6 +199,7 @@ class injection_queue {
     // Producers' side and consumers' side on separate lines.
     alignas(k_cache_line) std::atomic<task*> m_head;  // the most recently pushed task
     std::atomic<std::size_t> m_size{0};
+    std::atomic<std::uint32_t> m_producers{0};  // inside an injection (enter, leave)
     alignas(k_cache_line) spin_lock m_consumer;
     task* m_tail;  // the oldest task, or the stub (guarded by m_consumer)
     task m_stub;

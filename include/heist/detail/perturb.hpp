@@ -69,6 +69,7 @@ enum class point : std::uint32_t {
   graph_run_completed,       // a graph request's future is complete; its completer goes on
   start_driver_ending,       // start()'s driver completed and released its future; not freed
   affinity_half_taken,       // an affinity thief took a share's back half; not in its own yet
+  inject_batch_taken,        // a searcher took a batch from an injection bucket; none pushed
   count
 };
 

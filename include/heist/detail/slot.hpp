@@ -76,10 +76,12 @@ struct slot_counters {
   }
 };
 
+// 32 entries to start (fork-join rarely goes deeper; rings double on demand): an executor
+// has a slot per worker plus leasable and stand-in slots, most of them never used.
+inline constexpr std::int64_t k_slot_deque_first_capacity = 32;
+
 struct alignas(k_cache_line) slot {
-  // 32 entries to start (fork-join rarely goes deeper; rings double on demand): an executor
-  // has a slot per worker plus leasable and stand-in slots, most of them never used.
-  chase_lev_deque<task*> m_deque{32};
+  chase_lev_deque<task*> m_deque{k_slot_deque_first_capacity};
 
   // Sets up slot `index` of an arena on an executor of `executor_workers` workers: victim
   // selection starts at the slot itself, `rng_seed` seeds it, and the deque's pops go
