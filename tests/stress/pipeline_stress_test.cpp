@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -131,4 +132,78 @@ TEST(PipelineStress, FailuresAtRandomItemsDestroyEveryDroppedItem) {
     ASSERT_TRUE(threw) << "round " << r;
     ASSERT_EQ(tracked::live.load(), 0) << "round " << r;
   }
+}
+
+// Items of about 1 us in the parallel stage: the input makes several per hop before handing
+// itself on (pipeline.cpp, hop_items), as many as the tokens allow. Every token count keeps
+// the input's order through the in-order output, every item passes once, and no more items
+// are in flight than tokens; a failure in the first filter in the middle of a hop drops the
+// items that hop had made (destroyed) and is rethrown.
+TEST(PipelineStress, MiddlingItemsGoSeveralPerHopInOrderWithinTheTokenLimit) {
+  heist::executor ex(2);
+  const long n = static_cast<long>(heist_test::scaled(4000));
+  auto spin_1us = [] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(1);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  for (std::size_t tokens : {1u, 2u, 3u, 8u, 16u}) {
+    long next = 0;
+    std::atomic<int> in_flight{0}, peak{0};
+    std::vector<long> out;
+    heist::parallel_pipeline(
+        ex, tokens,
+        heist::make_filter<void, long>(heist::filter_mode::serial_in_order,
+                                       [&](heist::flow_control& fc) -> long {
+                                         if (next == n) {
+                                           fc.stop();
+                                           return 0;
+                                         }
+                                         const int now = in_flight.fetch_add(1) + 1;
+                                         for (int p = peak.load();
+                                              now > p && !peak.compare_exchange_weak(p, now);) {
+                                         }
+                                         return next++;
+                                       }) &
+            heist::make_filter<long, long>(heist::filter_mode::parallel,
+                                           [&](long v) {
+                                             spin_1us();
+                                             return v * 3;
+                                           }) &
+            heist::make_filter<long, void>(heist::filter_mode::serial_in_order, [&](long v) {
+              out.push_back(v);
+              in_flight.fetch_sub(1);
+            }));
+    ASSERT_EQ(out.size(), static_cast<std::size_t>(n)) << tokens << " tokens";
+    for (long i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], 3 * i) << tokens << " tokens, item " << i;
+    EXPECT_LE(peak.load(), static_cast<int>(tokens));
+  }
+  const long fail_at = n / 2;
+  long next = 0, last_out = -1;
+  bool in_order = true;
+  try {
+    heist::parallel_pipeline(
+        ex, 16,
+        heist::make_filter<void, tracked>(heist::filter_mode::serial_in_order,
+                                          [&](heist::flow_control&) {
+                                            if (next == fail_at) throw std::runtime_error("input");
+                                            return tracked(next++);
+                                          }) &
+            heist::make_filter<tracked, tracked>(heist::filter_mode::parallel,
+                                                 [&](tracked t) {
+                                                   spin_1us();
+                                                   return t;
+                                                 }) &
+            heist::make_filter<tracked, void>(heist::filter_mode::serial_in_order, [&](tracked t) {
+              in_order = in_order && t.value == last_out + 1;
+              last_out = t.value;
+            }));
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "input");
+  }
+  EXPECT_TRUE(in_order);
+  EXPECT_LT(last_out, fail_at);
+  EXPECT_EQ(tracked::live.load(), 0);
 }
