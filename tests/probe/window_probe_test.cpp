@@ -90,16 +90,7 @@ TEST(WindowProbe, ABatchPushedAfterTheOtherWorkerParkedWakesIt) {
       &st);
   heist::executor ex(2);
   // Both workers busy, so that the two tasks below queue up and no post wakes anybody.
-  std::atomic<int> busy{0};
-  std::atomic<bool> release{false};
-  for (int i = 0; i < 2; ++i) {
-    ex.post([&] {
-      busy.fetch_add(1);
-      while (!release.load())
-        std::this_thread::yield();
-    });
-  }
-  ASSERT_TRUE(eventually([&] { return busy.load() == 2; }));
+  heist_test::occupied_workers busy(ex, 2);
   std::atomic<int> arrived{0};
   std::atomic<bool> first_met{false};
   std::thread::id first_thread, second_thread;
@@ -113,7 +104,7 @@ TEST(WindowProbe, ABatchPushedAfterTheOtherWorkerParkedWakesIt) {
     arrived.fetch_add(1);
   });
   st.armed = true;
-  release = true;
+  busy.release();
   ASSERT_TRUE(eventually([&] { return first_met.load() || arrived.load() == 2; }, 20s));
   ex.wait_idle();
   EXPECT_EQ(st.held.load(), 1) << "no worker took the two tasks as a batch";

@@ -16,47 +16,12 @@
 using heist::detail::injection_queue;
 using heist::detail::task;
 
-TEST(InjectionStress, ProducersAndConsumersExactlyOnce) {
-  const std::size_t per_producer = heist_test::scaled(200000);
-  const int producers = 3, consumers = 2;
-  const std::size_t total = per_producer * producers;
-  auto tasks = std::make_unique<task[]>(total);
-  auto seen = std::make_unique<std::atomic<int>[]>(total);
-  for (std::size_t i = 0; i < total; ++i) {
-    tasks[i].m_isolation.store(i, std::memory_order_relaxed);
-    seen[i].store(0, std::memory_order_relaxed);
-  }
-  injection_queue q(2);  // few buckets: more contention
-  std::atomic<std::size_t> taken{0};
-  std::vector<std::thread> threads;
-  for (int p = 0; p < producers; ++p) {
-    threads.emplace_back([&, p] {
-      for (std::size_t i = 0; i < per_producer; ++i)
-        q.push(&tasks[p * per_producer + i], p + i);
-    });
-  }
-  for (int c = 0; c < consumers; ++c) {
-    threads.emplace_back([&, c] {
-      while (taken.load(std::memory_order_relaxed) < total) {
-        if (task* t = q.pop(c)) {
-          seen[t->m_isolation.load(std::memory_order_relaxed)].fetch_add(1);
-          taken.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
-    });
-  }
-  for (auto& t : threads)
-    t.join();
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < total; ++i)
-    bad += seen[i].load() != 1;
-  EXPECT_EQ(bad, 0u);
-  EXPECT_EQ(q.size(), 0u);
-}
-
-// The same with consumers that take batches (pop_batch, as searching workers do), of every
-// size and share, and single tasks in between.
-TEST(InjectionStress, ProducersAndBatchingConsumersExactlyOnce) {
+namespace {
+// Three producers push their tasks into a queue of two buckets (few: more contention) while
+// two consumers take them: `take(q, consumer, round, mark)` takes what it can and marks each
+// task it took. Every task must be marked exactly once.
+template <class Take>
+void expect_every_task_once(Take take) {
   const std::size_t per_producer = heist_test::scaled(200000);
   const int producers = 3, consumers = 2;
   const std::size_t total = per_producer * producers;
@@ -81,21 +46,8 @@ TEST(InjectionStress, ProducersAndBatchingConsumersExactlyOnce) {
         seen[t->m_isolation.load(std::memory_order_relaxed)].fetch_add(1);
         taken.fetch_add(1, std::memory_order_relaxed);
       };
-      for (std::size_t k = 0; taken.load(std::memory_order_relaxed) < total; ++k) {
-        if (k % 4 == 0) {
-          if (task* t = q.pop(c)) mark(t);
-          continue;
-        }
-        task* rest = nullptr;
-        task* t = q.pop_batch(c, 1 + k % 40, 1 + k % 3, rest);
-        if (t == nullptr) continue;
-        mark(t);
-        while (rest != nullptr) {
-          task* next = rest->m_next.load(std::memory_order_relaxed);
-          mark(rest);
-          rest = next;
-        }
-      }
+      for (std::size_t round = 0; taken.load(std::memory_order_relaxed) < total; ++round)
+        take(q, static_cast<std::size_t>(c), round, mark);
     });
   }
   for (auto& t : threads)
@@ -105,6 +57,33 @@ TEST(InjectionStress, ProducersAndBatchingConsumersExactlyOnce) {
     bad += seen[i].load() != 1;
   EXPECT_EQ(bad, 0u);
   EXPECT_EQ(q.size(), 0u);
+}
+}  // namespace
+
+TEST(InjectionStress, ProducersAndConsumersExactlyOnce) {
+  expect_every_task_once([](injection_queue& q, std::size_t c, std::size_t, auto& mark) {
+    if (task* t = q.pop(c)) mark(t);
+  });
+}
+
+// The same with consumers that take batches (pop_batch, as searching workers do), of every
+// size and share, and single tasks in between.
+TEST(InjectionStress, ProducersAndBatchingConsumersExactlyOnce) {
+  expect_every_task_once([](injection_queue& q, std::size_t c, std::size_t round, auto& mark) {
+    if (round % 4 == 0) {
+      if (task* t = q.pop(c)) mark(t);
+      return;
+    }
+    task* rest = nullptr;
+    task* t = q.pop_batch(c, 1 + round % 40, 1 + round % 3, rest);
+    if (t == nullptr) return;
+    mark(t);
+    while (rest != nullptr) {
+      task* next = rest->m_next.load(std::memory_order_relaxed);
+      mark(rest);
+      rest = next;
+    }
+  });
 }
 
 // Two tasks posted behind two busy workers: the first worker free takes both from the
@@ -117,17 +96,7 @@ TEST(InjectionStress, ABatchsOtherTaskRunsBesideItsFirst) {
   heist::executor ex(2);
   std::size_t met = 0;
   for (std::size_t round = 0; round < rounds; ++round) {
-    std::atomic<int> busy{0};
-    std::atomic<bool> release{false};
-    for (int i = 0; i < 2; ++i) {
-      ex.post([&] {
-        busy.fetch_add(1);
-        while (!release.load())
-          std::this_thread::yield();
-      });
-    }
-    while (busy.load() != 2)
-      std::this_thread::yield();
+    heist_test::occupied_workers busy(ex, 2);
     std::atomic<int> arrived{0}, both_met{0};
     for (int i = 0; i < 2; ++i) {
       ex.post([&] {
@@ -138,7 +107,7 @@ TEST(InjectionStress, ABatchsOtherTaskRunsBesideItsFirst) {
         if (arrived.load() == 2) both_met.fetch_add(1);
       });
     }
-    release = true;
+    busy.release();
     ex.wait_idle();
     met += both_met.load() == 2;
   }

@@ -166,6 +166,33 @@ inline std::unique_ptr<heist::task_group> group_owned_by_a_worker(heist::executo
   return g;
 }
 
+// Keeps `workers` workers of `ex` busy: posted tasks that yield until release() (or the
+// destructor). The constructor returns once all of them run, so that tasks posted meanwhile
+// queue up in the injection queue and wake nobody.
+class occupied_workers {
+ public:
+  occupied_workers(heist::executor& ex, int workers)
+      : m_release(std::make_shared<std::atomic<bool>>(false)) {
+    auto running = std::make_shared<std::atomic<int>>(0);
+    for (int i = 0; i < workers; ++i) {
+      ex.post([release = m_release, running] {
+        running->fetch_add(1);
+        while (!release->load())
+          std::this_thread::yield();
+      });
+    }
+    while (running->load() != workers)
+      std::this_thread::yield();
+  }
+  occupied_workers(const occupied_workers&) = delete;
+  occupied_workers& operator=(const occupied_workers&) = delete;
+  ~occupied_workers() { release(); }
+  void release() { m_release->store(true); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> m_release;  // shared: the tasks may outlive this object
+};
+
 // fib(n) with one spawn per call and no cutoff, on the current executor (the caller's when
 // it is a worker, default_executor() otherwise): the finest-grained fork-join there is.
 inline long fork_join_fib(int n) {

@@ -81,18 +81,11 @@ TEST(Executor, PostRunsFireAndForget) {
 TEST(Executor, OneWorkerRunsPostsQueuedBehindItInTheirOrder) {
   heist::executor ex(1);
   for (int round = 0; round < 3; ++round) {
-    std::atomic<bool> release{false}, busy{false};
-    ex.post([&] {
-      busy = true;
-      while (!release.load())
-        std::this_thread::yield();
-    });
-    while (!busy.load())
-      std::this_thread::yield();
+    heist_test::occupied_workers busy(ex, 1);
     std::vector<int> order;  // written by the one worker only
     for (int i = 0; i < 100; ++i)
       ex.post([&order, i] { order.push_back(i); });
-    release = true;
+    busy.release();
     ex.wait_idle();
     std::vector<int> expected(100);
     for (int i = 0; i < 100; ++i)
