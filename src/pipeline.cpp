@@ -42,29 +42,12 @@
 #include "heist/detail/arena_lease.hpp"
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/spawn.hpp"
-#include "heist/detail/spin_lock.hpp"
 #include "heist/detail/termination_weight.hpp"
 #include "heist/task_arena.hpp"
+#include "pipeline_gate.hpp"
 
 namespace heist::detail {
 namespace {
-
-struct token {
-  token* next = nullptr;  // the free stack, or a gate's FIFO of parked items
-  std::uint64_t seq = 0;  // the order in which the first filter made the item
-  std::size_t stage = 0;  // the next filter; the buffer holds its input
-  bool live = false;      // the buffer holds that input (destroyed if never consumed)
-};
-
-// A serial filter's state. Guarded by `lock` (a few instructions per item).
-struct serial_gate {
-  spin_lock lock;
-  bool busy = false;
-  std::uint64_t next_seq = 0;  // in order: the item whose turn it is
-  token* fifo_head = nullptr;  // out of order: parked items, oldest first
-  token* fifo_tail = nullptr;
-  std::vector<token*> heap;  // in order: parked items, a min-heap on seq
-};
 
 // Items whose trip through the filters after the first takes less than this are carried by
 // the input task itself before it makes the next one (see input()); sampled every
@@ -78,10 +61,6 @@ constexpr std::size_t k_most_hop_items = 8;
 // In m_free: the input is suspended, waiting for the next freed token. Never a token's
 // address (tokens are aligned).
 token* const k_input_waits = reinterpret_cast<token*>(std::uintptr_t{1});
-
-bool later(const token* a, const token* b) noexcept {
-  return a->seq > b->seq;
-}
 
 std::size_t round_up(std::size_t n, std::size_t align) noexcept {
   return (n + align - 1) / align * align;
@@ -274,7 +253,7 @@ class pipeline_run {
       if (m_group.is_cancelled()) break;  // dropped: destroyed with the run
       pipeline_stage& s = *m_stages[t->stage];
       serial_gate* const gate = m_gates[t->stage].get();
-      if (gate != nullptr && !granted && !enter(*gate, s.mode(), t)) break;  // parked
+      if (gate != nullptr && !granted && !gate->enter(s.mode(), t)) break;  // parked
       granted = false;
       try {
         s.process(buffer(t));
@@ -283,7 +262,7 @@ class pipeline_run {
         m_group.capture_exception(std::current_exception());
         break;
       }
-      token* const picked = gate != nullptr ? leave(*gate, s.mode()) : nullptr;
+      token* const picked = gate != nullptr ? gate->leave(s.mode()) : nullptr;
       ++t->stage;
       if (picked != nullptr) {
         if (t->stage == n) {
@@ -316,56 +295,6 @@ class pipeline_run {
       m_trip_ns.store(old < 0 ? ns : (old * 3 + ns) / 4, std::memory_order_relaxed);
     }
     return left;
-  }
-
-  // Takes gate `g` for `t`, or parks `t` there. Returns whether `t` got the gate.
-  bool enter(serial_gate& g, filter_mode mode, token* t) noexcept {
-    g.lock.lock();
-    if (!g.busy && (mode == filter_mode::serial_out_of_order || t->seq == g.next_seq)) {
-      g.busy = true;
-      g.lock.unlock();
-      return true;
-    }
-    if (mode == filter_mode::serial_out_of_order) {
-      t->next = nullptr;
-      if (g.fifo_tail != nullptr) {
-        g.fifo_tail->next = t;
-      } else {
-        g.fifo_head = t;
-      }
-      g.fifo_tail = t;
-    } else {
-      // Never allocates: reserved for the tokens that exist, grown with them (see below).
-      g.heap.push_back(t);
-      std::push_heap(g.heap.begin(), g.heap.end(), later);
-    }
-    g.lock.unlock();
-    HEIST_PERTURB_POINT(pipeline_parked);
-    return false;
-  }
-
-  // The gate's item is done with it: returns the parked item it passes to (the gate stays
-  // busy for it), or null (the gate is free).
-  token* leave(serial_gate& g, filter_mode mode) noexcept {
-    token* picked = nullptr;
-    g.lock.lock();
-    if (mode == filter_mode::serial_out_of_order) {
-      picked = g.fifo_head;
-      if (picked != nullptr) {
-        g.fifo_head = picked->next;
-        if (g.fifo_head == nullptr) g.fifo_tail = nullptr;
-      }
-    } else {
-      ++g.next_seq;
-      if (!g.heap.empty() && g.heap.front()->seq == g.next_seq) {
-        std::pop_heap(g.heap.begin(), g.heap.end(), later);
-        picked = g.heap.back();
-        g.heap.pop_back();
-      }
-    }
-    if (picked == nullptr) g.busy = false;
-    g.lock.unlock();
-    return picked;
   }
 
   // An item left the last filter: its token goes back on the free stack, or, if the input
