@@ -172,6 +172,8 @@ class injection_queue {
         rest = t;
       }
       // One update for the batch: the count stays above the reachable tasks meanwhile.
+      // relaxed, as pop_matching's: a hint to consumers; the sleep protocol's re-check reads
+      // it after its own fence, and the taker publishes the batch's rest itself (search_once).
       m_size.fetch_sub(taken, std::memory_order_relaxed);
       return first;
     }
