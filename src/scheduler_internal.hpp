@@ -80,7 +80,6 @@ inline std::uint64_t next_random(std::uint64_t& state) noexcept {
 struct found_task {
   task* t = nullptr;
   bool stolen = false;
-  bool more = false;  // more work was visible where this one came from
 };
 
 struct nested_run {

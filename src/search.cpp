@@ -128,7 +128,7 @@ found_task try_steal_at(thread_context& c, arena& a, slot* self, std::size_t v,
       victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
   const bool ok = r.status == steal_status::success;
   count_steal(c, self, ok, v);
-  if (ok) return {r.value, true, !victim.m_deque.empty()};
+  if (ok) return {r.value, true};
   if (r.status == steal_status::lost_race) saw_contention = true;
   return {};
 }
@@ -193,11 +193,11 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
         // batch) starts counting again, so that it does not run a later post before them.
         self->m_tick = 0;
       }
-      return {t, false, rest != nullptr || inject.size() != 0};
+      return {t, false};
     }
   } else if (task* t =
                  inject.pop_if(start, [&f](const task* x) noexcept { return f.accepts(x); })) {
-    return {t, false, inject.size() != 0};
+    return {t, false};
   }
   if (policy == steal_policy::none) return {};
   const std::size_t n = a.active_slots();
@@ -347,7 +347,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
         if (self != nullptr) {
           if (task* t = self->m_deque.pop()) {
             leave();
-            return {t, false, !self->m_deque.empty()};
+            return {t, false};
           }
         }
         round = 0;
