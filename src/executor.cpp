@@ -96,6 +96,7 @@ executor_impl::~executor_impl() {
     // executor::~executor called shutdown(); this only covers a failed construction path.
     std::lock_guard<std::mutex> lock(m_lifecycle_lock);
     if (!m_joined) {
+      // seq_cst store, then wake_all takes the idle lock (see shutdown).
       m_stop.store(true, std::memory_order_seq_cst);
       idle().wake_all();
       join_workers();
@@ -199,6 +200,8 @@ std::uint64_t executor_impl::in_flight() const noexcept {
       n += count(a.slot_at(i).m_counters);
     return n;
   };
+  // acquire (every counter below): pairs with the bumps' release (owner_counter), as the
+  // comment above says.
   const auto finished_of = [](const slot_counters& k) {
     return k.finished_total(std::memory_order_acquire);
   };
@@ -233,6 +236,8 @@ void executor_impl::wait_quiescent() {
     std::unique_lock<std::mutex> lock(m_quiescence_lock);
     m_quiescence_cv.wait(lock, [this] { return in_flight() == 0; });
   }
+  // relaxed: a late decrement only makes a finishing thread take the lock and notify once
+  // more for nobody.
   m_quiescence_waiters.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -276,6 +281,8 @@ void executor_impl::wait_idle() {
 void executor_impl::register_arena(arena& a) {
   std::lock_guard<std::mutex> lock(m_arenas_lock);
   m_task_arenas.push_back(&a);
+  // release: pairs with has_task_arenas' acquire (a hint that makes searchers look; the list
+  // itself is read under the lock).
   m_task_arena_count.store(m_task_arenas.size(), std::memory_order_release);
 }
 
@@ -283,8 +290,10 @@ void executor_impl::unregister_arena(arena& a) {
   {
     std::lock_guard<std::mutex> lock(m_arenas_lock);
     m_task_arenas.erase(std::find(m_task_arenas.begin(), m_task_arenas.end(), &a));
+    // release: as in register_arena.
     m_task_arena_count.store(m_task_arenas.size(), std::memory_order_release);
     // Keep its counts: in_flight's sums and the external statistics must not move back.
+    // acquire: as in in_flight (the arena has no task in flight by now).
     for (std::size_t i = 0; i < a.num_slots(); ++i) {
       const slot_counters& k = a.slot_at(i).m_counters;
       m_retired_created += k.created.load(std::memory_order_acquire);
@@ -296,7 +305,8 @@ void executor_impl::unregister_arena(arena& a) {
       m_retired_stats.sleeps += k.sleeps.load();
     }
   }
-  // A worker that picked the arena before it left the list may still be inside.
+  // A worker that picked the arena before it left the list may still be inside. acquire:
+  // pairs with the visitor's release decrement (arena_visit.cpp).
   while (a.m_visitors.load(std::memory_order_acquire) != 0)
     std::this_thread::yield();
 }

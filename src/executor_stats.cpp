@@ -21,6 +21,8 @@ std::uint64_t trace_clock() noexcept {
 }
 
 trace_buffer::~trace_buffer() {
+  // relaxed (both loads): the buffer's writer and readers are gone by now (the executor
+  // joined its threads), so nothing races with the destructor.
   chunk* c = m_head.load(std::memory_order_relaxed);
   while (c != nullptr) {
     chunk* next = c->m_next.load(std::memory_order_relaxed);
@@ -32,6 +34,7 @@ trace_buffer::~trace_buffer() {
 
 void trace_buffer::record(std::uint64_t start, std::uint64_t end, bool stolen) noexcept {
   chunk* c = m_tail;
+  // relaxed: the recording thread is the count's only writer; readers load it with acquire.
   if (c == nullptr || c->m_count.load(std::memory_order_relaxed) == chunk::k_capacity) {
     void* mem = std::malloc(sizeof(chunk));
     if (mem == nullptr) return;  // out of memory: drop the span, never the task
@@ -93,6 +96,7 @@ worker_stats executor_impl::raw_external_stats() const {
     }
     add(m_retired_stats);
   }
+  // relaxed (these four and the duty count in stats()): statistics, a moment old at most.
   e.executed += m_external_executed.load(std::memory_order_relaxed);
   e.stolen += m_external_stolen.load(std::memory_order_relaxed);
   e.steal_attempts += m_external_attempts.load(std::memory_order_relaxed);
@@ -111,7 +115,7 @@ executor_stats executor_impl::stats() const {
   }
   r.external = raw_external_stats();
   subtract(r.external, m_external_baseline);
-  r.blocking_threads = m_spares_on_duty.load(std::memory_order_relaxed);
+  r.blocking_threads = m_spares_on_duty.load(std::memory_order_relaxed);  // relaxed: a figure
   std::size_t total = 0;
   r.min_queue = std::numeric_limits<std::size_t>::max();
   for (const worker_stats& w : r.workers) {

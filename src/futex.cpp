@@ -34,12 +34,15 @@ void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
 }
 #else
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+  // relaxed, as the futex call above: the callers (parker.hpp) order their own accesses to
+  // the word; this only blocks while it holds `expected`.
   word.wait(expected, std::memory_order_relaxed);
 }
 void futex_wait_for(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                     std::int64_t timeout_ns) noexcept {
   // No portable timed atomic wait: poll with short sleeps until the word changes or time is up.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  // relaxed: as futex_wait.
   while (word.load(std::memory_order_relaxed) == expected &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));

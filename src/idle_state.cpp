@@ -17,6 +17,8 @@ void idle_state::check_invariants() const noexcept {
     ++roamers;
   for (const sleeper* s = m_helpers; s != nullptr; s = s->m_next)
     ++helpers;
+  // relaxed: the sleeper fields change only under m_lock, which this holds (the searcher
+  // fields may move, and are not checked here).
   const std::uint64_t all = m_state.load(std::memory_order_relaxed);
   const std::uint64_t roam = m_roaming.load(std::memory_order_relaxed);
   assert(sleeping(all) == roamers + helpers && "sleepers listed = sleepers counted");
@@ -147,6 +149,7 @@ void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
     // Debug invariants: a thread is listed at most once, and only a searcher goes to sleep
     // (its own count is in the word, which other threads' transitions cannot take away).
     assert(!me.m_listed && "a thread sleeps in one list, once");
+    // relaxed: a debug check of this thread's own count, which only it can take away.
     assert(searching(m_state.load(std::memory_order_relaxed)) > 0 && "only searchers sleep");
     assert((!roams(k) || searching(m_roaming.load(std::memory_order_relaxed)) > 0) &&
            "only searching roamers sleep as roamers");

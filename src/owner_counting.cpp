@@ -83,6 +83,7 @@ void process_wide_barrier() noexcept {
     std::fputs("heist: membarrier failed after it had been registered\n", stderr);
     std::abort();
   }
+  // seq_cst: this thread's own side after the barrier (the fence before is the same).
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }

@@ -83,11 +83,15 @@ const unsigned g_rate = read_rate();
 
 void at(point p) noexcept {
   hook_entry& h = g_hooks[static_cast<std::size_t>(p)];
+  // acquire: pairs with set_hook's release store, so the argument (relaxed, stored before
+  // the hook) is the one set with it.
   if (hook_fn fn = h.fn.load(std::memory_order_acquire); fn != nullptr) {
     fn(p, h.arg.load(std::memory_order_relaxed));
     return;
   }
+  // relaxed: a switch for tests; a delay more or less around the switch does not matter.
   if (!g_random.load(std::memory_order_relaxed)) return;
+  // relaxed: only makes the threads' seeds differ.
   thread_local std::uint64_t state =
       g_seed ^ (g_next_thread.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ULL);
   const std::uint64_t r = splitmix(state);
@@ -103,12 +107,14 @@ void at(point p) noexcept {
 
 void set_hook(point p, hook_fn fn, void* arg) noexcept {
   hook_entry& h = g_hooks[static_cast<std::size_t>(p)];
+  // relaxed: published by the release store of the hook below.
   h.arg.store(arg, std::memory_order_relaxed);
   // release: a thread that sees the hook sees its argument.
   h.fn.store(fn, std::memory_order_release);
 }
 
 void clear_hooks() noexcept {
+  // release: as in set_hook (a thread that reads null runs no hook).
   for (hook_entry& h : g_hooks)
     h.fn.store(nullptr, std::memory_order_release);
 }
@@ -118,6 +124,7 @@ std::uint64_t seed() noexcept {
 }
 
 void set_random_delays(bool on) noexcept {
+  // relaxed: see at().
   g_random.store(on, std::memory_order_relaxed);
 }
 #endif

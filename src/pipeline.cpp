@@ -202,6 +202,7 @@ class pipeline_run {
         made[count++] = t;
         break;
       }
+      // relaxed: a heuristic (see where it is measured).
       const std::int64_t trip = m_trip_ns.load(std::memory_order_relaxed);
       if (trip < 0 || trip >= k_inline_trip_ns) {
         made[count++] = t;
@@ -301,6 +302,7 @@ class pipeline_run {
   // waits for one (the stack holds k_input_waits), to the input, which this task restarts.
   void release_token(token* t, std::uint64_t& weight) noexcept {
     t->live = false;
+    // relaxed: the CASes below carry the orders; a stale head only fails one of them.
     token* head = m_free.load(std::memory_order_relaxed);
     for (;;) {
       if (head == k_input_waits) {
@@ -345,6 +347,7 @@ class pipeline_run {
   }
 
   token* take_token() noexcept {
+    // relaxed: a look before the exchange, which carries the order.
     if (m_private_free == nullptr && m_free.load(std::memory_order_relaxed) != nullptr) {
       // acquire: pairs with release_token's release CAS.
       m_private_free = m_free.exchange(nullptr, std::memory_order_acquire);

@@ -6,8 +6,10 @@
 namespace heist::detail {
 
 poller& executor_impl::poller_or_install(std::unique_ptr<poller> (*make)(executor_impl&)) {
+  // acquire: pairs with the release store below (the poller is built when seen).
   if (poller* p = m_poller.load(std::memory_order_acquire)) return *p;
   std::lock_guard<std::mutex> lock(m_arenas_lock);
+  // relaxed under the lock: only holders of the lock store it.
   if (poller* p = m_poller.load(std::memory_order_relaxed)) return *p;
   m_poller_owner = make(*this);
   // release: pairs with the acquire loads in poll_pending/poll_once; the poller is fully

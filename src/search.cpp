@@ -43,6 +43,8 @@ void push_back_foreign(thread_context& c, task* list) noexcept {
   bool woke = false;
   while (list != nullptr) {
     task* t = list;
+    // relaxed: the list is this thread's (its tasks popped or taken by it); the push below
+    // publishes each task.
     list = t->m_next.load(std::memory_order_relaxed);
     // The slots these tasks came from are free (a batch: the deque was empty and the batch
     // is smaller than any deque), so the push cannot need to grow: it cannot throw.
@@ -70,6 +72,7 @@ HEIST_NOINLINE task* dig_for_region(thread_context& c, const task_filter& f, tas
   // Reverse, so that the task popped last (the deepest) goes back first.
   task* in_order = nullptr;
   while (foreign != nullptr) {
+    // relaxed: tasks this thread popped; only it touches them until they are pushed back.
     task* next = foreign->m_next.load(std::memory_order_relaxed);
     foreign->m_next.store(in_order, std::memory_order_relaxed);
     in_order = foreign;
@@ -122,7 +125,8 @@ found_task try_steal_at(thread_context& c, arena& a, slot* self, std::size_t v,
                         const task_filter& f, bool& saw_contention) noexcept {
   slot& victim = a.slot_at(v);
   // A leasable slot nobody occupies holds no work (leases hand leftovers to the injection
-  // queue): skip it without counting an attempt.
+  // queue): skip it without counting an attempt. relaxed: a hint; a slot taken meanwhile is
+  // empty at first, and one given back meanwhile has handed its work on.
   if (v >= a.first_leasable() && !victim.m_occupied.load(std::memory_order_relaxed)) return {};
   const steal_result<task*> r =
       victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
@@ -147,6 +151,7 @@ found_task steal_near(thread_context& c, arena& a, slot& self, std::size_t n, co
   }
   try_near_victims(
       self.m_index, n, mine, static_cast<std::size_t>(next_random(self.m_rng) % n),
+      // relaxed: as above.
       [&a](std::size_t v) { return a.slot_at(v).m_domain.load(std::memory_order_relaxed); },
       [&](std::size_t v) {
         found = try_steal_at(c, a, &self, v, f, saw_contention);
@@ -292,6 +297,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
   // Where this thread searches from now (topology.hpp; workers are not pinned).
   if (self != nullptr && HEIST_UNLIKELY(multi_domain())) {
+    // relaxed: a placement hint (slot::m_domain).
     self->m_domain.store(current_domain(), std::memory_order_relaxed);
   }
   // Finding work while searching grows the slot's spin budget (parking halves it).

@@ -31,6 +31,7 @@ class depot {
       if (m_batches != nullptr) {
         task* head = m_batches;
         m_batches = reinterpret_cast<task*>(head->m_group);
+        // relaxed: written under the same lock (push_locked); the lock orders it.
         const std::size_t n = head->m_isolation.load(std::memory_order_relaxed);
         m_free_blocks -= n;
         return {head, n};
@@ -59,6 +60,7 @@ class depot {
 
  private:
   void push_locked(batch b) noexcept {
+    // relaxed: the batch's count, read under the same lock (take).
     b.head->m_isolation.store(b.count, std::memory_order_relaxed);
     b.head->m_group = reinterpret_cast<wait_context*>(m_batches);
     m_batches = b.head;
@@ -77,6 +79,7 @@ class depot {
       task* head = nullptr;
       for (std::size_t i = k_task_batch; i-- > 0;) {
         task* t = ::new (blocks + (b + i) * k_task_block_size) task{};
+        // relaxed: new blocks, handed on under the depot's lock.
         t->m_next.store(head, std::memory_order_relaxed);
         head = t;
       }
@@ -146,6 +149,8 @@ task* task_pool::refill() {
 
 void task_pool::spill() noexcept {
   // Detach k_task_batch blocks from the top of the free list and give them to the depot.
+  // relaxed (the list's links): the blocks are this thread's until the depot's lock hands
+  // them on.
   task* head = m_free;
   task* last = head;
   for (std::size_t i = 1; i < k_task_batch; ++i) {

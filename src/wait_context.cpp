@@ -13,8 +13,11 @@ namespace heist::detail {
 
 void wait_context::claim_slow() noexcept {
   const std::lock_guard<spin_lock> guard(m_claim_lock);
+  // relaxed: set under this lock by an earlier claim (the lock orders what it folded), or
+  // by an owner that gave up with nothing to fold (make_count_exact).
   if (m_claimed.load(std::memory_order_relaxed)) return;
-  m_owner.store(nullptr, std::memory_order_relaxed);  // C1
+  // C1. relaxed: the barrier C2 orders it before C3 for every thread, the owner included.
+  m_owner.store(nullptr, std::memory_order_relaxed);
   HEIST_PERTURB_POINT(group_claiming);
   // C2: every thread of the process executes a full barrier (see change_owned).
   process_wide_barrier();
@@ -47,10 +50,13 @@ void wait_context::fold(std::int64_t local) noexcept {
 // `give_up`s the group for good); any other thread claims the group.
 void wait_context::make_count_exact(bool give_up) noexcept {
   const thread_context* const self = t_context;
+  // relaxed: only this thread can have stored itself there (the group's creation), and only
+  // a claim clears it; a stale non-null value here is another thread's (this one claims).
   if (self == nullptr || m_owner.load(std::memory_order_relaxed) != self) {
     claim();
     return;
   }
+  // relaxed: the owner reads its own count.
   if (give_up && m_local.load(std::memory_order_relaxed) == 0) {
     // Nothing counted here (a coroutine's group: its members are counted in m_state), so
     // there is nothing to fold: no lock. A concurrent claimer's exchange also reads 0 and

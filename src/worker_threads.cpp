@@ -85,6 +85,7 @@ executor_impl::worker_thread executor_impl::launch_worker(
     });
     return {std::move(t), std::move(finished)};
   } catch (...) {
+    // relaxed: a count (see live_workers).
     m_live_workers.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }

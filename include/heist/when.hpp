@@ -35,6 +35,8 @@ class when_all_state {
 
   when_all_state(Inputs inputs, std::size_t n) : m_inputs(std::move(inputs)), m_links(n) {
     // Every link counts down once, and so does start() when it has registered them all.
+    // relaxed: the state is published to the links' threads by registering them (each
+    // input's completion protocol orders its callback after that).
     m_remaining.store(n + 1, std::memory_order_relaxed);
     for (link& l : m_links)
       l.owner = this;
@@ -97,6 +99,7 @@ class when_any_state {
 
   explicit when_any_state(std::vector<future<T>> inputs)
       : m_inputs(std::move(inputs)), m_links(m_inputs.size()) {
+    // relaxed: as in when_all_state (published by registering the links).
     m_refs.store(m_inputs.size() + 1, std::memory_order_relaxed);
     for (std::size_t i = 0; i < m_links.size(); ++i) {
       m_links[i].owner = this;
@@ -123,6 +126,7 @@ class when_any_state {
  private:
   void one_ready(std::size_t index) noexcept {
     // The first ready input wins. Links of inputs still pending touch only this state.
+    // acq_rel: one exchange among the links decides; nothing else is published through it.
     if (!m_delivered.exchange(true, std::memory_order_acq_rel)) {
       m_result->m_value.emplace(when_any_result<T>{index, std::move(m_inputs)});
       m_result->complete();

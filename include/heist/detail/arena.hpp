@@ -93,13 +93,16 @@ class arena {
   void give_back(slot& s) noexcept {
     // release: pairs with the acquire CAS of the next occupant.
     s.m_occupied.store(false, std::memory_order_release);
+    // release: pairs with has_free_slot's acquire (a hint; try_lease's CAS decides).
     m_occupants.fetch_sub(1, std::memory_order_release);
   }
 
   // A strict arena can take one more thread (a hint: try_lease decides).
   bool has_free_slot() const noexcept {
+    // acquire: pairs with give_back's release decrement.
     return m_occupants.load(std::memory_order_acquire) < m_first_spare - m_first_leasable;
   }
+  // acquire: as in has_free_slot.
   std::size_t occupants() const noexcept { return m_occupants.load(std::memory_order_acquire); }
 
   // Any task queued in this arena (a hint; the sleep protocol reads it after its fence).
@@ -121,6 +124,8 @@ class arena {
 
   // Counts of a strict arena's tasks, for task_arena's destructor (its tasks run only on
   // its slots, so the slots' counters plus injections cover them).
+  // release/acquire: as the slots' counters (owner_counter::bump_release and
+  // executor_impl::in_flight: finished counts first, then created ones).
   void count_injected() noexcept { m_injected.fetch_add(1, std::memory_order_release); }
   std::uint64_t in_flight() const noexcept {
     std::uint64_t finished = 0, created = 0;
@@ -155,7 +160,9 @@ class arena {
       if (!s.m_occupied.load(std::memory_order_relaxed) &&
           s.m_occupied.compare_exchange_strong(expected, true, std::memory_order_acquire,
                                                std::memory_order_relaxed)) {
+        // relaxed: a hint's count (has_free_slot); the CAS above took the slot.
         m_occupants.fetch_add(1, std::memory_order_relaxed);
+        // release CAS: pairs with active_slots' acquire (the loads only find the value).
         std::size_t hw = m_high_water.load(std::memory_order_relaxed);
         while (hw < i + 1 && !m_high_water.compare_exchange_weak(
                                  hw, i + 1, std::memory_order_release, std::memory_order_relaxed)) {

@@ -135,12 +135,15 @@ class chase_lev_deque {
     while (cap < initial_capacity)
       cap <<= 1;
     ring* const r = ring::create(cap);
+    // relaxed: the deque is published to thieves with whatever shares it (thread start, a
+    // lease), which orders this store too.
     m_ring.store(r, std::memory_order_relaxed);
     cache_ring(r);
   }
   chase_lev_deque(const chase_lev_deque&) = delete;
   chase_lev_deque& operator=(const chase_lev_deque&) = delete;
   ~chase_lev_deque() {
+    // relaxed: no thief is left when the deque is destroyed.
     ring::destroy(m_ring.load(std::memory_order_relaxed));
     while (m_retired != nullptr) {
       ring* next = m_retired->m_retired_next;
@@ -285,11 +288,13 @@ class chase_lev_deque {
 
   // Owner only (or quiescent): current ring capacity, for tests.
   std::int64_t capacity() const noexcept {
+    // relaxed: the owner reads its own store (or nothing runs).
     return m_ring.load(std::memory_order_relaxed)->m_capacity;
   }
   // Owner only (or quiescent): the bytes the current ring occupies, header included, for the
   // test that rings of different deques never share a cache line (ring::create).
   std::pair<const void*, const void*> ring_storage() const noexcept {
+    // relaxed: as capacity().
     const ring* r = m_ring.load(std::memory_order_relaxed);
     return {r, reinterpret_cast<const char*>(r->slots() + r->m_capacity)};
   }
@@ -458,6 +463,7 @@ class chase_lev_deque {
     // R1, R2: copy the live range keeping logical indices (thieves CAS on top, so the
     // indices must not be rebased). A stale t only copies dead slots, which is harmless.
     ring* bigger = ring::create(old->m_capacity * 2);
+    // relaxed: the owner's own slots; R3's release publishes the copies.
     for (std::int64_t i = t; i < b; ++i) {
       bigger->at(i).store(old->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
     }

@@ -60,6 +60,7 @@ class executor_impl {
   void count_external_finished(const thread_context& c, bool executed) noexcept;
   void count_external_steal(bool success) noexcept;
   void count_external_executed() noexcept {
+    // relaxed: a statistic.
     m_external_executed.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -84,6 +85,7 @@ class executor_impl {
   // Called once the arena has no task in flight; waits for visiting workers to leave.
   void unregister_arena(arena& a);
   bool has_task_arenas() const noexcept {
+    // acquire: pairs with register_arena's release; a hint (the list is read under its lock).
     return m_task_arena_count.load(std::memory_order_acquire) != 0;
   }
   // A task arena with work a visitor can take and a free slot, now counted as visited by the
@@ -149,6 +151,7 @@ class executor_impl {
            m_blocked.load(std::memory_order_acquire);
   }
   std::size_t active_spares() const noexcept {
+    // relaxed: a figure for stats() and the tests, not a decision.
     return m_spares_on_duty.load(std::memory_order_relaxed);
   }
   std::size_t spare_threads() const noexcept;
@@ -156,6 +159,8 @@ class executor_impl {
   // --- lifecycle --------------------------------------------------------------------------
   void shutdown();
   void wait_idle();
+  // acquire: pair with shutdown()'s seq_cst stores (admit_external has closed's Dekker pair;
+  // a worker that reads m_stop set also sees what shutdown did before it).
   bool closed() const noexcept { return m_closed.load(std::memory_order_acquire); }
   bool stopping() const noexcept { return m_stop.load(std::memory_order_acquire); }
 
@@ -178,6 +183,7 @@ class executor_impl {
   sleeper& retired_placeholder(std::size_t index) noexcept { return m_placeholders[index]; }
   // Worker threads alive now (retired ones excluded), for the tests and the monitor.
   std::size_t live_workers() const noexcept {
+    // relaxed: a count for the tests and the monitor; nothing is decided on it.
     return m_live_workers.load(std::memory_order_relaxed);
   }
 

@@ -194,6 +194,7 @@ class idle_state {
       const std::uint64_t r = m_roaming.fetch_sub(k_one_searcher, std::memory_order_relaxed);
       look.visitors = searching(r) == 1 && sleeping(r) != 0;
     }
+    // relaxed: as above.
     const std::uint64_t prev = m_state.fetch_sub(k_one_searcher, std::memory_order_relaxed);
     look.any = searching(prev) == 1 && sleeping(prev) != 0;
     return look;
@@ -217,10 +218,9 @@ class idle_state {
   void set_spread_wakes(bool on) noexcept { m_spread_wakes = on; }
   bool spreads_wakes() const noexcept { return m_spread_wakes; }
 
+  // relaxed: a hint for loop splitting (loop_core.hpp), which decides only how finely to
+  // split, never whether work is seen.
   std::uint64_t snapshot() const noexcept { return m_state.load(std::memory_order_relaxed); }
-  std::uint64_t roaming_snapshot() const noexcept {
-    return m_roaming.load(std::memory_order_relaxed);
-  }
 
  private:
   static constexpr int k_near_scan = 8;  // sleepers a waker looks through for a near one

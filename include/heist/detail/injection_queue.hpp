@@ -98,6 +98,8 @@ class injection_queue {
     return false;
   }
 
+  // relaxed: a hint (the file comment); the sleep protocol's re-check reads it after its own
+  // fence, which pairs with the publishers'.
   std::size_t size() const noexcept {
     std::size_t n = 0;
     for (std::size_t i = 0; i <= m_mask; ++i) {
@@ -108,6 +110,7 @@ class injection_queue {
 
  private:
   struct alignas(k_cache_line) bucket {
+    // relaxed: the queue is published to other threads with its arena.
     bucket() noexcept {
       m_stub.m_next.store(nullptr, std::memory_order_relaxed);
       m_head.store(&m_stub, std::memory_order_relaxed);
@@ -115,9 +118,12 @@ class injection_queue {
     }
 
     void push(task* t) noexcept {
+      // relaxed: link()'s release exchange publishes it.
       t->m_next.store(nullptr, std::memory_order_relaxed);
       // Counted before it is linked: a consumer may see the count first (and retry), never
       // a reachable task with a zero count (which could let the last searcher sleep).
+      // relaxed: the link's exchange orders it before the task is reachable; the sleep
+      // protocol reads the count after its fence, which pairs with the publisher's.
       m_size.fetch_add(1, std::memory_order_relaxed);
       link(t);
     }
@@ -149,7 +155,7 @@ class injection_queue {
       }
       // `tail` may be the last task. acquire: pairs with the producers' exchange.
       if (tail != m_head.load(std::memory_order_acquire)) return nullptr;  // a link pending
-      // Put the stub behind it, so that it can be detached.
+      // Put the stub behind it, so that it can be detached. relaxed: link() publishes it.
       m_stub.m_next.store(nullptr, std::memory_order_relaxed);
       link(&m_stub);
       next = tail->m_next.load(std::memory_order_acquire);
@@ -183,15 +189,17 @@ class injection_queue {
       // Look at most at the tasks queued now: skipped ones go back to the end. A skipped task
       // stays counted while it is out (it is re-linked, not pushed): a searcher that reads the
       // count meanwhile must not conclude the bucket is empty and go to sleep on it (issue 9,
-      // bug 4).
+      // bug 4). relaxed: a bound on how many to look at (the consumer lock orders pops).
       for (std::size_t n = m_size.load(std::memory_order_relaxed); n > 0; --n) {
         task* t = pop_one();
         if (t == nullptr) return nullptr;
         if (accept(t)) {
+          // relaxed: a hint's count; the task is the consumer's already.
           m_size.fetch_sub(1, std::memory_order_relaxed);
           return t;
         }
         HEIST_PERTURB_POINT(inject_rejected);
+        // relaxed: link() publishes it again.
         t->m_next.store(nullptr, std::memory_order_relaxed);
         link(t);
       }

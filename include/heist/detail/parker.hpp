@@ -51,9 +51,10 @@ class parker {
     std::uint32_t w = m_word.load(std::memory_order_acquire);
     if ((w & reasons) == 0) {
       futex_wait_for(m_word, w, timeout_ns);
-      w = m_word.load(std::memory_order_acquire);
+      w = m_word.load(std::memory_order_acquire);  // acquire: as above
     }
     if ((w & reasons) == 0) return 0;
+    // acq_rel: as in wait_for above (an RMW, so a concurrent signal's bit is kept).
     m_word.fetch_and(~(w & reasons), std::memory_order_acq_rel);
     return w & reasons;
   }

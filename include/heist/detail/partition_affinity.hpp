@@ -38,8 +38,11 @@ struct affinity_state {
       affinity_share& s = m_shares[p];
       s.m_front = n / participants * p + std::min(p, n % participants);
       s.m_back = n / participants * (p + 1) + std::min(p + 1, n % participants);
+      // relaxed (this and every store of m_remaining): a hint for thieves choosing a victim,
+      // kept under the share's lock; the lock decides what is taken.
       s.m_remaining.store(s.m_back - s.m_front, std::memory_order_relaxed);
     }
+    // relaxed: a statistic, read after the loop (last_steals).
     m_steals.store(0, std::memory_order_relaxed);
   }
 
@@ -51,7 +54,7 @@ struct affinity_state {
     lo = s.m_front;
     hi = std::min(s.m_back, s.m_front + want);
     s.m_front = hi;
-    s.m_remaining.store(s.m_back - s.m_front, std::memory_order_relaxed);
+    s.m_remaining.store(s.m_back - s.m_front, std::memory_order_relaxed);  // a hint (layout)
     return true;
   }
 
@@ -76,7 +79,7 @@ struct affinity_state {
     if (mine.m_front != mine.m_back) return steal_result::unshared;
     mine.m_front = lo;
     mine.m_back = hi;
-    mine.m_remaining.store(hi - lo, std::memory_order_relaxed);
+    mine.m_remaining.store(hi - lo, std::memory_order_relaxed);  // a hint (layout)
     return steal_result::stolen;
   }
 
@@ -103,8 +106,8 @@ struct affinity_state {
       hi = s.m_back;
       lo = s.m_back - (left + 1) / 2;
       s.m_back = lo;
-      s.m_remaining.store(s.m_back - s.m_front, std::memory_order_relaxed);
-      m_steals.fetch_add(1, std::memory_order_relaxed);
+      s.m_remaining.store(s.m_back - s.m_front, std::memory_order_relaxed);  // a hint (layout)
+      m_steals.fetch_add(1, std::memory_order_relaxed);                      // a statistic
       return true;
     }
   }

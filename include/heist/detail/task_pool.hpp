@@ -61,6 +61,8 @@ class task_pool {
   task_pool& operator=(const task_pool&) = delete;
   ~task_pool();  // gives every cached block back to the depot
 
+  // relaxed (the free list's links, here and in deallocate): the list is this thread's; a
+  // block comes from or goes to another thread only under the depot's lock.
   HEIST_ALWAYS_INLINE task* allocate() {
     task* t = m_free;
     if (HEIST_UNLIKELY(t == nullptr)) t = refill();

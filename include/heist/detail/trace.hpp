@@ -33,6 +33,8 @@ class trace_buffer {
   // Any thread: calls f(const trace_span&) for every published span, oldest first.
   template <class F>
   void for_each(F&& f) const {
+    // acquire (m_head, m_next): pairs with record()'s release store of a new chunk, so a
+    // chunk found here is initialized.
     for (const chunk* c = m_head.load(std::memory_order_acquire); c != nullptr;
          c = c->m_next.load(std::memory_order_acquire)) {
       // acquire: pairs with the release store in record(); spans below it are complete.

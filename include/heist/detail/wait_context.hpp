@@ -126,6 +126,8 @@ class wait_context {
     if (owner_counted && self != nullptr && change_owned(self, -1)) return {};
     if (HEIST_LIKELY(!count_change(-1))) return {};
     HEIST_PERTURB_POINT(group_finish_counted);
+    // relaxed: as in wake_waiter (count_change's acquire RMW read the arming CAS that
+    // published it).
     if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
       if (std::coroutine_handle<> h = r->coroutine()) return h;
     }
@@ -149,9 +151,12 @@ class wait_context {
   HEIST_ALWAYS_INLINE bool done(const thread_context* self) noexcept {
     // Another thread's context would let a non-owner read m_local as if it owned the group.
     assert(self == t_context && "done(self) with another thread's context");
+    // relaxed: only this thread stores itself there and only a claim clears it (see
+    // make_count_exact); the owner path re-checks it in done_with_owned_part.
     if (self != nullptr && m_owner.load(std::memory_order_relaxed) == self) {
       // Only this thread writes m_local (or a claimer, which first clears m_owner: then the
-      // re-check in done_with_owned_part fails and the claimed count is read).
+      // re-check in done_with_owned_part fails and the claimed count is read). relaxed: the
+      // owner reads its own stores.
       return done_with_owned_part(self, m_local.load(std::memory_order_relaxed));
     }
     return claimed_done();
@@ -179,6 +184,7 @@ class wait_context {
   // thread already sleeps on this context; the caller must poll instead.
   arm_result arm(parker* p) noexcept {
     make_count_exact(false);
+    // relaxed (both): arm_with's release CAS publishes them.
     return arm_with([&] {
       m_waiter.store(p, std::memory_order_relaxed);
       m_resumer.store(nullptr, std::memory_order_relaxed);
@@ -192,6 +198,7 @@ class wait_context {
   // the group up to shared counting here (its later finishes must reach m_state).
   arm_result arm_resumer(completion_callback* r) noexcept {
     make_count_exact(true);
+    // relaxed: arm_with's release CAS publishes it.
     return arm_with([&] { m_resumer.store(r, std::memory_order_relaxed); });
   }
 
@@ -200,6 +207,7 @@ class wait_context {
   // with the count to zero meanwhile: then that task owes this waiter a k_group signal, and
   // disarm waits for it before returning.
   bool disarm(parker& p) noexcept {
+    // relaxed: the CAS below carries the order; a stale value only fails it.
     std::uint64_t s = m_state.load(std::memory_order_relaxed);
     for (;;) {
       if ((s & k_sleeping) == 0) {
@@ -350,6 +358,7 @@ class wait_context {
   // acquire makes the waiter's m_waiter / m_resumer store (sequenced before its arming CAS)
   // visible to wake_waiter().
   HEIST_ALWAYS_INLINE bool count_change(std::int64_t d) noexcept {
+    // relaxed: the CAS carries the order (above); a stale value only fails it.
     std::uint64_t s = m_state.load(std::memory_order_relaxed);
     for (;;) {
       std::uint64_t n = s + static_cast<std::uint64_t>(d) * k_one;
@@ -390,6 +399,7 @@ class wait_context {
   // above zero. done: nothing to wait for; busy: another waiter is armed.
   template <class Store>
   arm_result arm_with(Store&& store) noexcept {
+    // relaxed: the CAS below carries the order; a stale value only fails it.
     std::uint64_t s = m_state.load(std::memory_order_relaxed);
     for (;;) {
       const std::int64_t n = count_of(s);
