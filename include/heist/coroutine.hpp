@@ -341,8 +341,11 @@ detail::future_awaiter<T> operator co_await(future<T>& f) {
   return detail::future_awaiter<T>(detail::future_access::take(f));
 }
 
+// What schedule() returns (SPEC section 11 names it).
+using schedule_awaitable = detail::schedule_awaitable;
+
 // co_await schedule(ex): the coroutine continues as a task of `ex`.
-inline detail::schedule_awaitable schedule(executor& ex) {
+inline schedule_awaitable schedule(executor& ex) {
   return {&detail_impl(ex).default_arena()};
 }
 

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "heist/heist.hpp"
@@ -126,6 +128,25 @@ TEST(Coroutine, ScheduleMovesTheCoroutineToAnotherExecutor) {
   heist::future<std::string> f = heist::start(a, hop());
   ASSERT_TRUE(heist_test::eventually([&] { return f.is_ready(); }));  // (get() would help)
   EXPECT_EQ(f.get(), "alpha-0,beta-0,alpha-0");
+}
+
+// SPEC section 11 names schedule()'s result: it can be held and awaited later.
+static_assert(std::is_same_v<decltype(heist::schedule(std::declval<heist::executor&>())),
+                             heist::schedule_awaitable>);
+
+TEST(Coroutine, AHeldScheduleAwaitableMovesTheCoroutineWhenAwaited) {
+  heist::executor_options o;
+  o.num_workers = 1;
+  o.name = "gamma";
+  heist::executor ex(o);
+  auto hop = [&]() -> heist::task<std::string> {
+    heist::schedule_awaitable later = heist::schedule(ex);
+    const std::string before = heist_test::this_thread_name();
+    co_await later;
+    co_return before + "," + heist_test::this_thread_name();
+  };
+  std::string where = heist::sync_wait(hop());
+  EXPECT_EQ(where.substr(where.find(',') + 1), "gamma-0");
 }
 
 TEST(Coroutine, JoinWaitsForTheGroupWithoutAThread) {
