@@ -93,6 +93,10 @@ class heist_backend {
     g.wait();
   }
 
+  // The group a user's own fork-join function holds (workloads/fork_join.hpp, fib_plain).
+  static constexpr bool k_has_task_group = true;
+  using group = heist::task_group;
+
   static constexpr bool k_has_parallel_invoke = true;
   template <class A, class B>
   static void invoke2(A&& a, B&& b) {

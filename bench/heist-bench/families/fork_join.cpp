@@ -40,6 +40,18 @@ void fork_join_workloads(context& x) {
                return static_cast<std::uint64_t>(v);
              });
 
+  // The same fib written the plain way (the group in the recursive function itself): what
+  // a user writes from oneTBB's documentation. heist's and oneTBB's task_group; serial recurses.
+  const std::vector<backend_key> plain_backends = {
+      {"heist", true}, {"tbb", true}, {"serial", true}};
+  timed_case(x, "fork-join", "fib-plain", "fib(" + std::to_string(fib_n) + ") written plain",
+             plain_backends, x.cfg.reps_or(7, 15), fib_expected, nullptr, [&](auto& b) {
+               using B = std::decay_t<decltype(b)>;
+               long v = 0;
+               b.run([&] { v = fib_plain<B>(fib_n); });
+               return static_cast<std::uint64_t>(v);
+             });
+
   const int queens = 12;
   timed_case(x, "fork-join", "nqueens", "nqueens(12)", k_fork_join_backends, x.cfg.reps_or(5, 11),
              14200, nullptr, [&](auto& b) {
@@ -137,8 +149,8 @@ void fork_join_workloads(context& x) {
 
 const register_family k_registered{{10,
                                     "fork-join",
-                                    {"fib", "fib-invoke", "nqueens", "skynet", "integrate", "uts",
-                                     "uts-deep", "matmul", "quicksort"},
+                                    {"fib", "fib-invoke", "fib-plain", "nqueens", "skynet",
+                                     "integrate", "uts", "uts-deep", "matmul", "quicksort"},
                                     &fork_join_workloads}};
 
 }  // namespace

@@ -46,6 +46,30 @@ long fib_invoke(int n) {
   return x + y;
 }
 
+// --- fib(n) written the plain way: the group in the recursive function itself, as oneTBB's
+// documentation (and the fastest fork-join library's suite, for oneTBB) writes it, where the
+// backend has a task_group type (heist, oneTBB); the others recurse serially. Every leaf is
+// then a call that pays the whole function's prologue before its n < 2 test; `fib` above
+// forks through fork2, whose lambdas get that test inlined (BENCHMARKS.md, thirty-third round).
+template <class B>
+concept has_task_group = B::k_has_task_group;
+
+template <class B>
+long fib_plain(int n) {
+  if (n < 2) return n;
+  long x = 0, y = 0;
+  if constexpr (has_task_group<B>) {
+    typename B::group g;
+    g.run([&] { x = fib_plain<B>(n - 1); });
+    y = fib_plain<B>(n - 2);
+    g.wait();
+  } else {
+    x = fib_plain<B>(n - 1);
+    y = fib_plain<B>(n - 2);
+  }
+  return x + y;
+}
+
 inline std::uint64_t fib_spawns(int n) {
   // Calls with n >= 2 spawn once: fib(n+1) - 1 of them.
   std::uint64_t a = 0, b = 1;
