@@ -62,7 +62,10 @@ TEST(WakeWindowProbe, AWakerHeldAtItsYieldDoesNotHoldUpTheWokenWorker) {
   if (!process_may_spread()) GTEST_SKIP() << "needs two CPUs";
   watchdog dog("AWakerHeldAtItsYieldDoesNotHoldUpTheWokenWorker", 60s);
   hold_once st;
-  st.hold = 200ms;
+  // Long enough that a woken worker slowed by the other tests running beside it (a loaded CI
+  // machine: once in a local run, 200 ms was not) still steals within it; a worker that
+  // waited for its waker would wait all of it.
+  st.hold = 1000ms;
   st.install(perturb::point::waker_yielding);
   heist::executor ex(2);
   std::this_thread::sleep_for(20ms);  // both workers park
