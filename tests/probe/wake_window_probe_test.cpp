@@ -31,9 +31,8 @@ bool process_may_spread() {
 }
 
 #if HEIST_PERTURB
-// Holds the first thread that reaches the hooked point once armed (50 ms unless
-// told), as an OS
-// that deschedules it there would; `holding` is true meanwhile, `released` once it is over.
+// Holds the first thread that reaches the hooked point once armed (50 ms unless told), as an
+// OS that deschedules it there would; `holding` is true meanwhile, `released` once it is over.
 struct hold_once {
   std::atomic<bool> armed{false};
   std::atomic<bool> holding{false};
