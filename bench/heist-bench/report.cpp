@@ -320,7 +320,9 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   md << "- date: " << m.date << "; mode: " << (cfg.full ? "full" : "quick") << "; threads:";
   for (int t : cfg.threads)
     md << " " << t;
-  md << "\n\nEach row is the median of its samples (one warm-up run is discarded); p10/p90 give "
+  md << "\n\nEach row is the median of its samples (a warm-up run is discarded; in the fork-join, "
+        "loop, arena and seed-note rows every timed run comes right after an untimed one of the "
+        "same row, so that it starts with the backend's threads awake); p10/p90 give "
         "the spread. `vs heist` divides by heist's median at the same thread count, measured in "
         "the same run. Raw samples: `results.csv`.\n";
   std::string group;
