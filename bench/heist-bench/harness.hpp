@@ -103,16 +103,16 @@ inline bool with_backend(const std::string& key, int threads, F&& f) {
 // Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
 // selected backend and thread count. The machine is shared and noisy, so repetitions are
 // interleaved: each round runs every (thread count, backend) pair once, in an order rotated
-// every round (a fresh pool each time), so that a slow spell or a neighbour's spinning threads
-// hit all backends and thread counts alike. Each timed run comes right after an untimed run
-// of the same row: after the pause between rows a backend's threads sleep, and on a VM the
-// idle vCPUs under them halt; waking one took 80-200 us there (p90 up to 400, growing with the
-// pause) against 30 us after 1 ms, and a 2-thread sample paid it at its start, a few percent
-// of heist's 9 ms fib(30) and a tenth of that of oneTBB's 70 ms (BENCHMARKS.md, thirty-fourth
-// round). The wakeup row measures that latency; these rows measure the work.
-// Sample k of every row comes from round k, so ratios between rows (a backend's T1/T2) can be
-// taken round by round (note_paired_scaling). `setup()` runs before each repetition, untimed.
-// The checksum must equal `expected` (the serial result).
+// every round (each runtime keeps its pool across rounds, as an application would), so that a
+// slow spell or a neighbour's spinning threads hit all backends and thread counts alike. Each timed
+// run comes right after an untimed run of the same row: after the pause between rows a backend's
+// threads sleep, and on a VM the idle vCPUs under them halt; waking one took 80-200 us there (p90
+// up to 400, growing with the pause) against 30 us after 1 ms, and a 2-thread sample paid it at its
+// start, a few percent of heist's 9 ms fib(30) and a tenth of that of oneTBB's 70 ms
+// (BENCHMARKS.md, thirty-fourth round). The wakeup row measures that latency; these rows measure
+// the work. Sample k of every row comes from round k, so ratios between rows (a backend's T1/T2)
+// can be taken round by round (note_paired_scaling). `setup()` runs before each repetition,
+// untimed. The checksum must equal `expected` (the serial result).
 template <class WithBackend, class Body>
 inline void timed_case_with(context& x, WithBackend&& with, const std::vector<int>& thread_counts,
                             const std::string& group, const std::string& key,
