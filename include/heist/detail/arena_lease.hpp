@@ -6,6 +6,8 @@
 // leasable slot is taken, the lease is empty and the thread keeps using the injection queue.
 #pragma once
 
+#include <new>
+
 #include "heist/detail/arena.hpp"
 #include "heist/detail/thread_context.hpp"
 
@@ -19,7 +21,7 @@ class arena_lease {
  public:
   arena_lease(thread_context& c, arena& a) noexcept : m_context(c), m_arena(a) {
     if (c.m_slot != nullptr && c.m_arena == &a) return;  // already in a slot of `a`
-    m_saved = c;
+    ::new (static_cast<void*>(&m_saved)) scheduling_state(c);
     m_slot = begin_lease(c, a);
   }
   ~arena_lease() {
@@ -32,7 +34,12 @@ class arena_lease {
   thread_context& m_context;
   arena& m_arena;
   slot* m_slot = nullptr;
-  scheduling_state m_saved;
+  // What the thread was doing before the lease: written and read only when m_slot is set, and
+  // otherwise left unwritten (a lease that finds its thread on a slot of the arena, the case
+  // of every parallel_invoke and loop in a task, then costs the check alone).
+  union {
+    scheduling_state m_saved;
+  };
 };
 
 }  // namespace heist::detail

@@ -267,26 +267,29 @@ inline wait_context* current_group() noexcept {
 }
 
 // call_with_stack_headroom(f) for the calling thread `c`, with its common case inline: while
-// the stack has room, f is called directly (one level of nesting counted, as there), not
-// through a function pointer, so a small f inlines into its caller; only a stack nearly used
-// up goes out of line to the stack extension.
+// the stack has room, f is called directly, not through a function pointer, so a small f
+// inlines into its caller; only a stack nearly used up goes out of line to the stack
+// extension. "Room" is the wait's inline step's test (stack_headroom.hpp,
+// inline_stack_is_low): where the stack's bounds are known the address alone decides and no
+// nesting is counted (a parallel_invoke per fork pays no increment and decrement of
+// m_help_depth); under TSan the call counts one level, as there; with the bounds unknown
+// every call goes out of line, where call_with_stack_headroom counts it.
 template <class F>
 HEIST_ALWAYS_INLINE void call_inline_with_stack_headroom(thread_context& c, F& f) {
-  if (HEIST_UNLIKELY(stack_is_low(c))) {
+  if (HEIST_UNLIKELY(inline_stack_is_low(c))) {
     call_with_stack_headroom([](void* p) { std::invoke(*static_cast<F*>(p)); },
                              static_cast<void*>(std::addressof(f)));
     return;
   }
-  depth_guard depth(c);
+  inline_depth_guard depth(c);
   std::invoke(f);
 }
 
-// Runs f on the calling thread as a member of group `g` (run_and_wait, parallel_invoke's
-// last function): new groups inside f are children of g, an exception cancels g, and f
-// moves to a fresh stack if this one is nearly used up.
+// Runs f on the calling thread (`c`) as a member of group `g` (run_and_wait, parallel_invoke's
+// last function, a loop's root): new groups inside f are children of g, an exception cancels
+// g, and f moves to a fresh stack if this one is nearly used up.
 template <class F>
-void run_inline_in_group(wait_context& g, F& f) {
-  thread_context& c = current_context();
+HEIST_ALWAYS_INLINE void run_inline_in_group(thread_context& c, wait_context& g, F& f) {
   wait_context* const saved = c.m_group;
   c.m_group = &g;
   try {
@@ -295,6 +298,10 @@ void run_inline_in_group(wait_context& g, F& f) {
     g.capture_exception(std::current_exception());
   }
   c.m_group = saved;
+}
+template <class F>
+void run_inline_in_group(wait_context& g, F& f) {
+  run_inline_in_group(current_context(), g, f);
 }
 
 }  // namespace heist::detail
