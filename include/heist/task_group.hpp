@@ -184,7 +184,7 @@ void parallel_invoke(F&&... fs) {
   } else if constexpr (sizeof...(F) > 1) {
     detail::thread_context& c = detail::current_context();
     task_group group(&c);
-    if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == group.m_arena)) {
+    if (HEIST_LIKELY(detail::holds_slot_of(c, *group.m_arena))) {
       group.invoke_here(c, fs...);
     } else {
       group.invoke_leased(c, fs...);
