@@ -11,7 +11,8 @@
 // Running one task (and task_group::wait's inline first step) is run_task's
 // (include/heist/detail/run_task.hpp); sleeping and waking is idle_state's
 // (include/heist/detail/idle_state.hpp);
-// docs/design-protocols.md has the long version, docs/design.md the overview with diagrams.
+// docs/design-sleep.md and docs/design-protocols.md have the long version, docs/design.md the
+// overview with diagrams.
 //
 // Glossary
 //   worker   a thread the executor started; it occupies one slot (deque) of its arena.

@@ -170,7 +170,7 @@ TEST(Coroutine, AMillionNestedAwaitsUseNoMoreStackThanOne) {
   // Symmetric transfer is a tail call the compiler emits in optimized builds; the sanitizers'
   // instrumentation keeps those frames (TSan overflowed here), and GCC at -O0 makes a plain
   // call of it (a Debug build overflowed), so this runs in optimized builds without a
-  // sanitizer only (docs/api.md, SPEC section 11, says so).
+  // sanitizer only (docs/api-async.md, SPEC section 11, says so).
   if (HEIST_TSAN || HEIST_ASAN) GTEST_SKIP() << "sanitizer builds do not make the tail call";
 #ifndef __OPTIMIZE__
   GTEST_SKIP() << "a build without optimization does not make the tail call";

@@ -25,7 +25,7 @@
 // Counters. m_state counts searching and sleeping threads of both kinds; m_roaming counts
 // the roamers among them. Only idle transitions write them; the spawn fast path reads one.
 //
-// Protocol (docs/design-protocols.md, "Sleeping and waking", has the proof sketch):
+// Protocol (docs/design-sleep.md has the proof sketch):
 //   Sleeper                                   Publisher
 //   S1 lock the list, push self, move self     P1 publish the task (deque push, bucket push,
 //      searching -> sleeping in both words        under the bucket's count)
