@@ -91,12 +91,12 @@ void help_after_pop(thread_context& c, wait_context& w, task* popped) {
 
 void help_until_pending(arena& a, wait_context& w) {
   thread_context& c = current_context();
-  if (HEIST_LIKELY(c.m_slot != nullptr && c.m_arena == &a)) {
+  if (HEIST_LIKELY(holds_slot_of(c, a))) {
     help_own_slot(c, w);
     return;
   }
   arena_lease lease(c, a);
-  help_loop(c, a, w, c.m_slot != nullptr && c.m_arena == &a, nullptr);
+  help_loop(c, a, w, holds_slot_of(c, a), nullptr);
 }
 
 void report_unhandled_exception(std::exception_ptr e) noexcept {

@@ -74,7 +74,7 @@ class task_arena {
     using result = std::invoke_result_t<F&>;
     detail::thread_context& c = detail::current_context();
     detail::arena& a = *m_arena;
-    if (c.m_arena == &a && c.m_slot != nullptr) return std::invoke(f);  // already inside
+    if (detail::holds_slot_of(c, a)) return std::invoke(f);  // already inside
     if (detail::slot* s = a.try_lease()) return detail::run_in_slot(c, a, s, f);
     // Delegate: f runs as a task of the arena; this thread waits without running anything.
     detail::wait_context done(nullptr, 1);

@@ -17,12 +17,6 @@ namespace heist::detail {
 slot* begin_lease(thread_context& c, arena& a) noexcept;
 void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& saved) noexcept;
 
-// True if the thread of context `c` already holds a slot of `a`: a lease then has nothing to
-// do (parallel_invoke tests it inline to skip building one).
-HEIST_ALWAYS_INLINE bool holds_slot_of(const thread_context& c, const arena& a) noexcept {
-  return c.m_slot != nullptr && c.m_arena == &a;
-}
-
 class arena_lease {
  public:
   arena_lease(thread_context& c, arena& a) noexcept : m_context(c), m_arena(a) {

@@ -277,7 +277,7 @@ class range_pool {
 inline bool loop_demand(arena& a, bool long_leaves) noexcept {
   const thread_context* c = t_context;
   const std::uint64_t idle = a.idle().snapshot();
-  if (c != nullptr && c->m_slot != nullptr && c->m_arena == &a) {
+  if (c != nullptr && holds_slot_of(*c, a)) {
     const std::size_t wanted =
         std::max<std::size_t>(long_leaves ? 1 : 0, std::size_t{idle_state::searching(idle)} +
                                                        std::size_t{idle_state::sleeping(idle)});
@@ -292,13 +292,13 @@ inline bool loop_demand(arena& a, bool long_leaves) noexcept {
 inline std::size_t loop_participants(arena& a) noexcept {
   if (a.strict()) return a.num_slots();
   const thread_context* c = t_context;
-  const bool caller_is_worker = c != nullptr && c->m_arena == &a && c->m_slot != nullptr &&
-                                c->m_slot->m_index < a.first_leasable();
+  const bool caller_is_worker =
+      c != nullptr && holds_slot_of(*c, a) && c->m_slot->m_index < a.first_leasable();
   return a.first_leasable() + (caller_is_worker ? 0 : 1);
 }
 inline std::size_t participant_index(arena& a, std::size_t participants) noexcept {
   const thread_context* c = t_context;
-  if (c != nullptr && c->m_arena == &a && c->m_slot != nullptr) {
+  if (c != nullptr && holds_slot_of(*c, a)) {
     const std::size_t i = c->m_slot->m_index;
     if (a.strict() && i < participants) return i;
     if (i < a.first_leasable() && i < participants) return i;

@@ -200,7 +200,7 @@ HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
 // queued and still the caller's).
 inline void spawn_built(arena& a, task* t) {
   thread_context& c = current_context();
-  if (c.m_slot != nullptr && c.m_arena == &a) {
+  if (holds_slot_of(c, a)) {
     if (c.m_task_depth == 0) {
       a.exec().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
     } else {

@@ -69,6 +69,14 @@ struct thread_context : scheduling_state {
   std::uintptr_t m_isolation_end = 0;
 };
 
+// True if the thread of context `c` holds a slot (a deque) of arena `a`: it runs `a`'s tasks
+// as a worker or on a leased slot, so its spawns go to its own deque and a lease has nothing
+// to do. The one test for it (the lease, parallel_invoke, spawn_built, the waits, the loops,
+// task_arena::execute).
+HEIST_ALWAYS_INLINE bool holds_slot_of(const thread_context& c, const arena& a) noexcept {
+  return c.m_slot != nullptr && c.m_arena == &a;
+}
+
 // The calling thread's context, or nullptr if it never touched heist (HEIST_TLS_MODEL:
 // config.hpp).
 extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
