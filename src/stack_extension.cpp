@@ -30,7 +30,14 @@ void init_stack_bounds(thread_context& c) noexcept {
     // Below this address a helping wait hands its next task to a stack extension: keep a
     // quarter of the stack (at least 256 KiB) for the task bodies themselves.
     const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, size / 4);
-    c.m_stack_limit = reinterpret_cast<std::uintptr_t>(addr) + std::min(headroom, size);
+    const auto bottom = reinterpret_cast<std::uintptr_t>(addr);
+    c.m_stack_limit = bottom + std::min(headroom, size);
+    // A loop of awaits in a build whose transfers keep frames (resume.hpp): TSan's call
+    // stacks overflow at 65,536 frames, before the stack does, so there it stops 256 KiB
+    // below the top (at least 4 bytes a frame; a frame holds a return address).
+    const std::uintptr_t top = bottom + size;
+    const std::uintptr_t tsan_mark = top - std::min<std::size_t>(std::size_t{256} << 10, size);
+    c.m_await_stack_mark = HEIST_TSAN ? std::max(c.m_stack_limit, tsan_mark) : c.m_stack_limit;
   }
   pthread_attr_destroy(&attr);
 }

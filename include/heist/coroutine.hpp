@@ -39,8 +39,9 @@ class task_promise_base : public heist_promise_tag {
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
       P& p = h.promise();
-      // Symmetric transfer to the awaiting coroutine: no stack grows along a chain.
-      if (p.m_continuation) return p.m_continuation;
+      // Symmetric transfer to the awaiting coroutine: no stack grows along a chain (where a
+      // transfer keeps a frame, not below the stack's mark: resume.hpp, transfer_or_queue).
+      if (p.m_continuation) return transfer_or_queue(p.m_continuation);
       if (wait_context* const group = p.m_group) {
         // A member of a task_group (run(task)): its exception goes to the group, its frame
         // goes away, and if it is the group's last member while a coroutine waits in
@@ -116,7 +117,7 @@ struct task_awaiter {
   std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiting) noexcept {
     handle.promise().m_continuation = awaiting;
     if constexpr (!k_heist_promise<P>) enter_group(nullptr);
-    return handle;
+    return transfer_or_queue(handle);  // the task starts here (resume.hpp)
   }
   T await_resume() { return handle.promise().result(); }
 };

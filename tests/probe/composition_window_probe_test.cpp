@@ -284,3 +284,59 @@ TEST(WindowProbe, AnErrorPassedThroughAContinuationIsNotHeldByItsSource) {
   EXPECT_EQ(ran.load(), 0);
 #endif
 }
+
+#if HEIST_PERTURB
+heist::task<long> probe_value_of(long i) {
+  co_return i;
+}
+// Awaits n child tasks in a loop; `progress` counts the awaits that have resumed, each after
+// its child's frame was destroyed (the task temporary ends with the statement).
+heist::task<long> counted_await_loop(long n, std::atomic<long>& progress) {
+  long sum = 0;
+  for (long i = 0; i < n; ++i) {
+    sum += co_await probe_value_of(i);
+    progress.store(i + 1);
+  }
+  co_return sum;
+}
+#endif
+
+// A task that ends below the stack's mark, in a build whose symmetric transfers keep stack
+// frames (HEIST_AWAIT_STACK_GUARD), queues its awaiter as a task instead of transferring to
+// it (resume.hpp, transfer_or_queue) and must not touch its own frame after the spawn: the
+// awaiter may resume on the other worker at once and destroy that frame. Held at
+// awaiter_queued until the awaiter has gone on past the await (its child's frame destroyed),
+// or 200 ms: every await resumes once, with its value.
+TEST(WindowProbe, AnAwaiterQueuedFromALowStackGoesOnWhileItsTaskReturns) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  if (!HEIST_AWAIT_STACK_GUARD) GTEST_SKIP() << "transfers are tail calls here: no stack guard";
+  watchdog dog("AnAwaiterQueuedFromALowStackGoesOnWhileItsTaskReturns", 120s);
+  struct state {
+    std::atomic<long> progress{0};
+    std::atomic<int> queued{0};
+    std::atomic<int> windows{0};  // holds in which the awaiter went on elsewhere
+  } st;
+  perturb::set_hook(
+      perturb::point::awaiter_queued,
+      [](perturb::point, void* arg) {
+        auto& s = *static_cast<state*>(arg);
+        const long seen = s.progress.load();
+        s.queued.fetch_add(1);
+        for (int i = 0; i < 2000 && s.progress.load() == seen; ++i)
+          std::this_thread::sleep_for(100us);
+        if (s.progress.load() != seen) s.windows.fetch_add(1);
+      },
+      &st);
+  heist::executor ex(2);
+  const long n = 100000;
+  for (int round = 0; round < 2; ++round) {
+    st.progress = 0;
+    EXPECT_EQ(heist::start(ex, counted_await_loop(n, st.progress)).get(), n * (n - 1) / 2);
+    EXPECT_EQ(st.progress.load(), n);
+  }
+  perturb::set_hook(perturb::point::awaiter_queued, nullptr, nullptr);
+  EXPECT_GT(st.queued.load(), 0) << "no await ended below the headroom mark";
+  EXPECT_GT(st.windows.load(), 0) << "no queued awaiter went on while its task returned";
+#endif
+}

@@ -87,3 +87,38 @@ TEST(AsyncStress, WhenAnyRacesDeliverOneWinnerAndEveryInput) {
     ASSERT_EQ(sum, 0 + 1 + 2 + 3);
   }
 }
+
+// A loop of awaits (HEIST_AWAIT_STACK_GUARD, include/heist/detail/config.hpp): one coroutine,
+// a member of a group, awaits 200,000 child tasks in a loop. Where symmetric transfer keeps a
+// stack frame (unoptimized and sanitizer builds: the debug-perturb, TSan and ASan stages) the
+// stack would overflow after a few thousand awaits; there a task ending below the stack's
+// headroom mark resumes its awaiter as a task, on a fresh stack, maybe on the other worker.
+// Every child's value is added once, and the body keeps its running group across those
+// resumptions: a group made after the loop nests under the member's group, so cancelling that
+// group reaches it. In optimized builds the loop is one frame deep and the same holds.
+namespace {
+heist::task<long> value_of(long i) {
+  co_return i;
+}
+heist::task<void> await_loop(long n, long& sum, bool& nested_cancelled, heist::task_group& outer) {
+  for (long i = 0; i < n; ++i)
+    sum += co_await value_of(i);
+  heist::task_group inner;  // its parent: the running group, outer (this is outer's member)
+  outer.cancel();
+  nested_cancelled = inner.is_canceling();
+}
+}  // namespace
+
+TEST(AsyncStress, ALoopOfAwaitsKeepsItsStackAndItsGroup) {
+  heist::executor ex(2);
+  const long n = 200000;  // not scaled down for the sanitizers: they are the builds it is for
+  for (int round = 0; round < 2; ++round) {
+    heist::task_group outer(ex);
+    long sum = 0;
+    bool nested_cancelled = false;
+    outer.run(await_loop(n, sum, nested_cancelled, outer));
+    outer.wait();
+    EXPECT_EQ(sum, n * (n - 1) / 2);
+    EXPECT_TRUE(nested_cancelled) << "the body lost its group after a resumption";
+  }
+}

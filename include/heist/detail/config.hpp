@@ -70,3 +70,20 @@ inline void cpu_relax() noexcept {
 #ifndef HEIST_ASAN
 #define HEIST_ASAN 0
 #endif
+
+// Whether an await checks the stack before its symmetric transfer. co_await on a heist::task
+// starts the task, and its end continues the awaiter, by symmetric transfer: a tail call only
+// where the compiler makes sibling calls (GCC at -O2 and above). In unoptimized and sanitizer
+// builds each transfer keeps a stack frame, and a loop of awaits (or a deep chain of them)
+// grows the stack by a frame or two per await until it overflows. With the guard on, a
+// transfer below the stack's mark is queued as a task instead, which resumes the coroutine
+// on a fresh stack (resume.hpp, transfer_or_queue; docs/design-async.md). Define
+// HEIST_AWAIT_STACK_GUARD to 1 for optimized builds without sibling calls (GCC -O1, -Og), or
+// to 0 to drop the check.
+#ifndef HEIST_AWAIT_STACK_GUARD
+#if !defined(__OPTIMIZE__) || HEIST_TSAN || HEIST_ASAN
+#define HEIST_AWAIT_STACK_GUARD 1
+#else
+#define HEIST_AWAIT_STACK_GUARD 0
+#endif
+#endif

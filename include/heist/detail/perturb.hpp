@@ -70,6 +70,7 @@ enum class point : std::uint32_t {
   start_driver_ending,       // start()'s driver completed and released its future; not freed
   affinity_half_taken,       // an affinity thief took a share's back half; not in its own yet
   inject_batch_taken,        // a searcher took a batch from an injection bucket; none pushed
+  awaiter_queued,            // an await's transfer was queued from a low stack; not returned
   count
 };
 

@@ -6,7 +6,10 @@
 #include <type_traits>
 
 #include "heist/detail/arena.hpp"
+#include "heist/detail/config.hpp"
+#include "heist/detail/perturb.hpp"
 #include "heist/detail/spawn.hpp"
+#include "heist/detail/stack_headroom.hpp"
 #include "heist/detail/thread_context.hpp"
 
 namespace heist::detail {
@@ -55,6 +58,45 @@ struct resume_job {
   std::coroutine_handle<> handle;
   void operator()(task*) noexcept { handle.resume(); }
 };
+
+// A heist task that resumes a coroutine in the running group `group`: the next coroutine of
+// a chain of awaits, queued from a low stack (transfer_or_queue, below) in place of a
+// symmetric transfer, which would have kept that group.
+struct resume_in_group_job {
+  resume_in_group_job(std::coroutine_handle<> h, wait_context* g) noexcept : handle(h), group(g) {}
+  std::coroutine_handle<> handle;
+  wait_context* group;
+  void operator()(task*) noexcept {
+    enter_group(group);
+    handle.resume();
+  }
+};
+
+// The next coroutine of a chain of awaits, `h`: the task a co_await starts (coroutine.hpp,
+// task_awaiter) or the awaiter a task's end continues (final_awaiter). Returns `h`, for a
+// symmetric transfer. Where a transfer may keep a stack frame (HEIST_AWAIT_STACK_GUARD,
+// config.hpp) and this thread's stack is below its mark for that
+// (thread_context::m_await_stack_mark: the helping waits' headroom mark; nearer the top under
+// TSan), `h` is queued instead, as a task of this thread's arena that resumes it in the
+// running group (the one the transfer would have kept: the awaiter's, which the awaited task
+// runs in), and noop is returned: every transfer on the stack returns to the scheduler, which
+// resumes `h` on a fresh stack. The suspending frame is not touched after the spawn (`h` may
+// run on a thief at once, and end, resume or destroy that frame); if the spawn fails, the
+// transfer (docs/design-async.md, "Chains of awaits where transfers keep frames").
+inline std::coroutine_handle<> transfer_or_queue(std::coroutine_handle<> h) noexcept {
+#if HEIST_AWAIT_STACK_GUARD
+  thread_context* const c = t_context;
+  if (c != nullptr && c->m_arena != nullptr && stack_address() < c->m_await_stack_mark) {
+    try {
+      spawn_from<resume_in_group_job>(*c, *c->m_arena, nullptr, h, c->m_group);
+      HEIST_PERTURB_POINT(awaiter_queued);
+      return std::noop_coroutine();
+    } catch (...) {  // not queued (the executor refused it, no memory): it is still ours
+    }
+  }
+#endif
+  return h;
+}
 
 // Resumes `h` as a task in `a`; if `a`'s executor refuses it (shut down, and this thread is
 // outside it), resumes it here instead: a coroutine is never left suspended for good.

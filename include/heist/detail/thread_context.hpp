@@ -67,6 +67,11 @@ struct thread_context : scheduling_state {
   // reserved from g_next_isolation a block at a time (new_isolation_tag, task_arena.hpp).
   std::uintptr_t m_isolation_next = 0;
   std::uintptr_t m_isolation_end = 0;
+  // Where transfers keep stack frames (HEIST_AWAIT_STACK_GUARD), an await's transfer below
+  // this address is queued as a task (resume.hpp, transfer_or_queue): m_stack_limit, or
+  // under ThreadSanitizer, whose call stacks hold at most 65,536 frames, 256 KiB below the
+  // stack's top (0: bounds unknown).
+  std::uintptr_t m_await_stack_mark = 0;
 };
 
 // True if the thread of context `c` holds a slot (a deque) of arena `a`: it runs `a`'s tasks
