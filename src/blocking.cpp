@@ -62,11 +62,6 @@ bool executor_impl::spare_should_retire() noexcept {
   return false;
 }
 
-std::size_t executor_impl::spare_threads() const noexcept {
-  std::lock_guard<std::mutex> lock(m_spares_lock);
-  return m_spare_threads;
-}
-
 void executor_impl::start_spare() {
   {
     std::lock_guard<std::mutex> lock(m_spares_lock);

@@ -180,6 +180,24 @@ TEST(ParallelFor, AffinityPartitionerVisitsEveryIndexOnceAcrossReuse) {
   every_index_once(ex, ap, 10);
 }
 
+// An affinity_partitioner is movable (not copyable), like oneTBB's: the moved-to one carries
+// the shares on, and a moved-from one starts afresh (no history: last_steals() 0) and stays
+// usable. Every index once throughout.
+TEST(ParallelFor, AffinityPartitionerMovesWithItsHistory) {
+  heist::executor ex(3);
+  heist::affinity_partitioner ap;
+  every_index_once(ex, ap, 1);
+  heist::affinity_partitioner moved(std::move(ap));
+  EXPECT_EQ(ap.last_steals(), 0u);  // NOLINT(bugprone-use-after-move): specified empty
+  every_index_once(ex, moved, 1);
+  every_index_once(ex, ap, 1);  // the moved-from one, afresh
+  heist::affinity_partitioner other;
+  other = std::move(moved);
+  EXPECT_EQ(moved.last_steals(), 0u);  // NOLINT(bugprone-use-after-move)
+  every_index_once(ex, other, 10);
+  every_index_once(ex, moved, 10);
+}
+
 TEST(ParallelFor, SimplePartitionerSplitsDownToTheGrainsize) {
   heist::executor ex(2);
   std::atomic<std::size_t> biggest{0}, pieces{0};

@@ -258,3 +258,35 @@ TEST(TaskGraph, RunsOnTheCurrentExecutorAndObeysTaskArenaLimits) {
   EXPECT_EQ(ran.load(), 64);
   EXPECT_EQ(peak.load(), 1);
 }
+
+// run_n(n) and run_until(stop) without an executor run on the current one, like run(): inside
+// a task_arena::execute, in that arena (its limit of one thread holds), n times or until
+// stop says so, asked before every run; an empty stop is refused as with an executor.
+TEST(TaskGraph, RunNAndRunUntilWithoutAnExecutorRunOnTheCurrentOne) {
+  heist::executor ex(4);
+  heist::task_arena arena(1, ex);
+  heist::task_graph g;
+  std::atomic<int> active{0}, peak{0}, ran{0};
+  for (int i = 0; i < 8; ++i) {
+    g.emplace([&] {
+      const int now = active.fetch_add(1) + 1;
+      int p = peak.load();
+      while (now > p && !peak.compare_exchange_weak(p, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      active.fetch_sub(1);
+      ran.fetch_add(1);
+    });
+  }
+  arena.execute([&] { g.run_n(5).get(); });
+  EXPECT_EQ(ran.load(), 5 * 8);
+  int asked = 0;
+  arena.execute([&] { g.run_until([&] { return ++asked > 3; }).get(); });
+  EXPECT_EQ(asked, 4);
+  EXPECT_EQ(ran.load(), 8 * 8);
+  EXPECT_EQ(peak.load(), 1);
+  // Outside any executor: the default one.
+  g.run_n(2).get();
+  EXPECT_EQ(ran.load(), 10 * 8);
+  EXPECT_THROW((void)g.run_until(nullptr), std::invalid_argument);
+}

@@ -1,9 +1,14 @@
 // SPEC section 6 (tracing) (kind: requirement).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <latch>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "heist/heist.hpp"
 #include "mini_json.hpp"
@@ -65,4 +70,67 @@ TEST(Trace, EmptyWhenTracingIsOff) {
   const heist_tools::json doc = heist_tools::parse_json(out.str());
   for (const auto& e : doc["traceEvents"].items)
     EXPECT_NE(e["ph"].str, "X");
+}
+
+// A thread outside the pool that waits while every leasable slot is taken helps without a
+// slot (helping_wait.cpp, help_loop with no slot): it takes its group's tasks from the
+// injection queue, counts what it runs in `external`, and traces it on the
+// "<name> external (no slot)" track. The one worker and the four leasable slots are held
+// first (a posted task and four run_and_wait calls that block until released), so nobody
+// else can run the helper's 50 tasks: each one runs once, on that track.
+TEST(Trace, AHelperWithoutASlotIsCountedAndTracedOnItsOwnTrack) {
+  heist::executor_options o;
+  o.num_workers = 1;
+  o.trace = true;
+  o.name = "ns";
+  heist::executor ex(o);
+  constexpr int k_holders = 4, k_tasks = 50;  // k_holders: executor_impl::k_leasable_slots
+  std::latch occupied(k_holders + 1), release(1);
+  ex.post([&] {
+    occupied.count_down();
+    release.wait();
+  });
+  std::vector<std::thread> holders;
+  for (int i = 0; i < k_holders; ++i) {
+    holders.emplace_back([&] {
+      heist::task_group g(ex);
+      g.run_and_wait([&] {  // on a leased slot for the call
+        occupied.count_down();
+        release.wait();
+      });
+    });
+  }
+  occupied.wait();
+  std::atomic<int> ran{0};
+  std::thread helper([&] {
+    heist::task_group g(ex);
+    for (int i = 0; i < k_tasks; ++i)
+      g.run([&] { ran.fetch_add(1); });
+    g.wait();  // no slot is free: it runs them all itself
+  });
+  helper.join();
+  EXPECT_EQ(ran.load(), k_tasks);
+  release.count_down();
+  for (auto& t : holders)
+    t.join();
+  ex.wait_idle();
+  std::ostringstream out;
+  ex.write_trace(out);
+  const heist_tools::json doc = heist_tools::parse_json(out.str());
+  double no_slot_tid = -1;
+  for (const auto& e : doc["traceEvents"].items) {
+    if (e["ph"].str == "M" && e["name"].str == "thread_name" &&
+        e["args"]["name"].str == "ns external (no slot)") {
+      no_slot_tid = e["tid"].num;
+    }
+  }
+  ASSERT_GE(no_slot_tid, 0.0) << "no track for helpers without a slot";
+  std::size_t no_slot_spans = 0;
+  for (const auto& e : doc["traceEvents"].items) {
+    if (e["ph"].str == "X" && e["tid"].num == no_slot_tid) ++no_slot_spans;
+  }
+  EXPECT_EQ(no_slot_spans, static_cast<std::size_t>(k_tasks));
+  const heist::executor_stats s = ex.stats();
+  EXPECT_GE(s.external.executed, static_cast<std::uint64_t>(k_tasks));
+  EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
 }

@@ -154,7 +154,6 @@ class executor_impl {
     // relaxed: a figure for stats() and the tests, not a decision.
     return m_spares_on_duty.load(std::memory_order_relaxed);
   }
-  std::size_t spare_threads() const noexcept;
 
   // --- lifecycle --------------------------------------------------------------------------
   void shutdown();
