@@ -109,12 +109,16 @@ std::size_t pick_victim(thread_context& c, std::size_t n, slot* self, std::size_
   }
 }
 
-void count_steal(thread_context& c, slot* self, bool ok, std::size_t victim) noexcept {
+// A steal attempt in arena `a`: in the thread's own counters if it has a slot (stats_slot),
+// else in `a`'s executor's external ones. Not c.m_exec: a thread outside the pool that helps
+// without a slot (all leasable slots taken) may not have run a task of any executor yet, and
+// then has none (a steal from a worker's deque crashed there: Stats.AHelperWithoutASlot...).
+void count_steal(thread_context& c, arena& a, slot* self, bool ok, std::size_t victim) noexcept {
   if (slot* stats = stats_slot(c)) {
     stats->m_counters.steal_attempts.bump();
     (ok ? stats->m_counters.stolen : stats->m_counters.failed_steals).bump();
   } else {
-    c.m_exec->count_external_steal(ok);
+    a.exec().count_external_steal(ok);
   }
   if (ok && self != nullptr) self->m_last_victim = static_cast<std::uint32_t>(victim);
 }
@@ -131,7 +135,7 @@ found_task try_steal_at(thread_context& c, arena& a, slot* self, std::size_t v,
   const steal_result<task*> r =
       victim.m_deque.steal_if([&f](const task* x) noexcept { return f.accepts(x); });
   const bool ok = r.status == steal_status::success;
-  count_steal(c, self, ok, v);
+  count_steal(c, a, self, ok, v);
   if (ok) return {r.value, true};
   if (r.status == steal_status::lost_race) saw_contention = true;
   return {};

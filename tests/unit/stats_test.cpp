@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <latch>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "heist/heist.hpp"
 #include "test_support.hpp"
@@ -164,4 +166,55 @@ TEST(Stats, StealCountersAreConsistent) {
   }
   EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
   EXPECT_GT(s.stolen(), 0u);
+}
+
+// A thread outside the pool that waits while every leasable slot is taken helps without a
+// slot, and what it steals from a worker's deque is counted in `external`: the one worker
+// spawns 50 tasks into its own deque and then blocks, the four leasable slots are held by
+// run_and_wait calls that block, and the outside thread waits on a future of the worker's
+// (its promise made in the worker's task, so the future helps in that executor) that the
+// 50th task completes: only it can run them, each a steal (search.cpp, count_steal).
+TEST(Stats, AHelperWithoutASlotCountsWhatItStealsAsExternal) {
+  heist::executor ex(1);
+  constexpr int k_holders = 4, k_tasks = 50;  // k_holders: executor_impl::k_leasable_slots
+  std::latch occupied(k_holders + 1), release(1);
+  std::atomic<int> ran{0};
+  std::optional<heist::promise<void>> all_ran;
+  std::optional<heist::future<void>> all_ran_future;
+  const heist::executor_stats before = ex.stats();
+  ex.post([&] {
+    all_ran.emplace();  // made on the worker: its future helps in ex's arena
+    all_ran_future.emplace(all_ran->get_future());
+    heist::task_group g;
+    for (int i = 0; i < k_tasks; ++i) {
+      g.run([&] {
+        if (ran.fetch_add(1) + 1 == k_tasks) all_ran->set_value();
+      });
+    }
+    occupied.count_down();
+    release.wait();  // the worker blocks with its deque full
+    g.wait();
+  });
+  std::vector<std::thread> holders;
+  for (int i = 0; i < k_holders; ++i) {
+    holders.emplace_back([&] {
+      heist::task_group g(ex);
+      g.run_and_wait([&] {  // on a leased slot for the call
+        occupied.count_down();
+        release.wait();
+      });
+    });
+  }
+  occupied.wait();
+  std::thread helper([&] { all_ran_future->get(); });  // no slot free: helps without one
+  helper.join();
+  EXPECT_EQ(ran.load(), k_tasks);
+  release.count_down();
+  for (auto& t : holders)
+    t.join();
+  ex.wait_idle();
+  const heist::executor_stats s = ex.stats();
+  EXPECT_EQ(s.external.stolen - before.external.stolen, static_cast<std::uint64_t>(k_tasks));
+  EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
+  EXPECT_EQ(s.workers[0].executed - before.workers[0].executed, 1u);  // the blocking task
 }
