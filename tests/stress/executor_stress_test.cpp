@@ -251,3 +251,47 @@ TEST(ExecutorStress, ExecutorsStartedFromSeveralThreadsAtOnceRunEveryTaskOnce) {
   EXPECT_EQ(failures.load(), 0) << "rounds with a task not run exactly once";
   EXPECT_EQ(narrowed.load(), 0) << "workers that ended with a mask other than their creator's";
 }
+
+// More outside threads than the executor's four leasable slots wait on its work at once:
+// those that find every slot taken help without a slot, taking queued tasks (and stealing,
+// when they find a deque's tasks first) while the workers and the leased slots fork and join.
+// Twelve threads, each waiting on the fork-join tree it submitted, fresh rounds with fresh
+// threads; every leaf runs once. (The steal that crashed until issue 13's thirty-seventh
+// round needs a helper that has run no task yet; Stats.AHelperWithoutASlotCountsWhatIt
+// StealsAsExternal sets that up deterministically.)
+TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
+  heist::executor ex(2);
+  constexpr std::size_t k_threads = 12, k_leaves = 1 << 10;
+  const std::size_t rounds = heist_test::scaled(20);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::vector<std::unique_ptr<exactly_once>> once;
+    for (std::size_t t = 0; t < k_threads; ++t)
+      once.push_back(std::make_unique<exactly_once>(k_leaves));
+    std::vector<std::thread> outside;
+    for (std::size_t t = 0; t < k_threads; ++t) {
+      outside.emplace_back([&, t] {
+        exactly_once& mine = *once[t];
+        std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
+          if (hi - lo == 1) {
+            mine.hit(lo);
+            return;
+          }
+          const std::size_t mid = lo + (hi - lo) / 2;
+          heist::task_group g;
+          g.run([&, lo, mid] { split(lo, mid); });
+          split(mid, hi);
+          g.wait();
+        };
+        heist::task_group root(ex);
+        root.run([&] { split(0, k_leaves); });
+        root.wait();  // helps: on a leased slot, or without one when all four are taken
+      });
+    }
+    for (auto& t : outside)
+      t.join();
+    for (std::size_t t = 0; t < k_threads; ++t)
+      EXPECT_EQ(once[t]->wrong(), 0u) << "round " << r << ", thread " << t;
+  }
+  const heist::executor_stats s = ex.stats();
+  EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
+}
