@@ -153,24 +153,28 @@ TEST(ExecutorStress, NestedGroupsThrowingAtEveryLevel) {
   }
 }
 
+namespace {
+// A binary fork-join tree over the leaves [lo, hi): each leaf hits its index once.
+void split_leaves(exactly_once& once, std::size_t lo, std::size_t hi) {
+  if (hi - lo == 1) {
+    once.hit(lo);
+    return;
+  }
+  const std::size_t mid = lo + (hi - lo) / 2;
+  heist::task_group g;
+  g.run([&once, lo, mid] { split_leaves(once, lo, mid); });
+  split_leaves(once, mid, hi);
+  g.wait();
+}
+}  // namespace
+
 TEST(ExecutorStress, ForkJoinTreesCountEveryTaskOnce) {
   heist::executor ex(3);
   const std::size_t rounds = heist_test::scaled(20);
   for (std::size_t r = 0; r < rounds; ++r) {
     const std::size_t leaves = 1 << 14;
     exactly_once once(leaves);
-    std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
-      if (hi - lo == 1) {
-        once.hit(lo);
-        return;
-      }
-      const std::size_t mid = lo + (hi - lo) / 2;
-      heist::task_group g;
-      g.run([&, lo, mid] { split(lo, mid); });
-      split(mid, hi);
-      g.wait();
-    };
-    ex.submit([&] { split(0, leaves); }).get();
+    ex.submit([&] { split_leaves(once, 0, leaves); }).get();
     EXPECT_EQ(once.wrong(), 0u);
   }
 }
@@ -270,20 +274,8 @@ TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
     std::vector<std::thread> outside;
     for (std::size_t t = 0; t < k_threads; ++t) {
       outside.emplace_back([&, t] {
-        exactly_once& mine = *once[t];
-        std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
-          if (hi - lo == 1) {
-            mine.hit(lo);
-            return;
-          }
-          const std::size_t mid = lo + (hi - lo) / 2;
-          heist::task_group g;
-          g.run([&, lo, mid] { split(lo, mid); });
-          split(mid, hi);
-          g.wait();
-        };
         heist::task_group root(ex);
-        root.run([&] { split(0, k_leaves); });
+        root.run([&] { split_leaves(*once[t], 0, k_leaves); });
         root.wait();  // helps: on a leased slot, or without one when all four are taken
       });
     }

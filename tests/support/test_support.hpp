@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "heist/executor.hpp"
 #include "heist/parallel_for.hpp"
 #include "heist/partitioner.hpp"
 #include "heist/task_group.hpp"
@@ -54,6 +56,26 @@ class exactly_once {
   std::unique_ptr<std::atomic<int>[]> m_hits;
   std::size_t m_size;
 };
+
+// Holds every leasable slot of `ex` (executor_impl::k_leasable_slots: four): one outside
+// thread per slot, inside task_group::run_and_wait (a leased slot for the call), counts
+// `occupied` down once it holds its slot and blocks until `release` opens. Join the threads
+// after opening it. For tests of a thread that finds no slot free.
+constexpr int k_leasable_slots = 4;
+inline std::vector<std::thread> hold_leasable_slots(heist::executor& ex, std::latch& occupied,
+                                                    std::latch& release) {
+  std::vector<std::thread> holders;
+  for (int i = 0; i < k_leasable_slots; ++i) {
+    holders.emplace_back([&] {
+      heist::task_group g(ex);
+      g.run_and_wait([&] {
+        occupied.count_down();
+        release.wait();
+      });
+    });
+  }
+  return holders;
+}
 
 // The calling thread's CPU affinity mask (empty if the kernel refused), and mask equality:
 // the wake and start placement tests check that heist gave every mask back.

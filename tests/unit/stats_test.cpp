@@ -176,8 +176,8 @@ TEST(Stats, StealCountersAreConsistent) {
 // 50th task completes: only it can run them, each a steal (search.cpp, count_steal).
 TEST(Stats, AHelperWithoutASlotCountsWhatItStealsAsExternal) {
   heist::executor ex(1);
-  constexpr int k_holders = 4, k_tasks = 50;  // k_holders: executor_impl::k_leasable_slots
-  std::latch occupied(k_holders + 1), release(1);
+  constexpr int k_tasks = 50;
+  std::latch occupied(heist_test::k_leasable_slots + 1), release(1);
   std::atomic<int> ran{0};
   std::optional<heist::promise<void>> all_ran;
   std::optional<heist::future<void>> all_ran_future;
@@ -195,16 +195,7 @@ TEST(Stats, AHelperWithoutASlotCountsWhatItStealsAsExternal) {
     release.wait();  // the worker blocks with its deque full
     g.wait();
   });
-  std::vector<std::thread> holders;
-  for (int i = 0; i < k_holders; ++i) {
-    holders.emplace_back([&] {
-      heist::task_group g(ex);
-      g.run_and_wait([&] {  // on a leased slot for the call
-        occupied.count_down();
-        release.wait();
-      });
-    });
-  }
+  std::vector<std::thread> holders = heist_test::hold_leasable_slots(ex, occupied, release);
   occupied.wait();
   std::thread helper([&] { all_ran_future->get(); });  // no slot free: helps without one
   helper.join();

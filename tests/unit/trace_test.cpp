@@ -12,6 +12,7 @@
 
 #include "heist/heist.hpp"
 #include "mini_json.hpp"
+#include "test_support.hpp"
 
 TEST(Trace, WritesChromeTraceEventJsonWithOneTrackPerWorker) {
   heist::executor_options o;
@@ -84,22 +85,13 @@ TEST(Trace, AHelperWithoutASlotIsCountedAndTracedOnItsOwnTrack) {
   o.trace = true;
   o.name = "ns";
   heist::executor ex(o);
-  constexpr int k_holders = 4, k_tasks = 50;  // k_holders: executor_impl::k_leasable_slots
-  std::latch occupied(k_holders + 1), release(1);
+  constexpr int k_tasks = 50;
+  std::latch occupied(heist_test::k_leasable_slots + 1), release(1);
   ex.post([&] {
     occupied.count_down();
     release.wait();
   });
-  std::vector<std::thread> holders;
-  for (int i = 0; i < k_holders; ++i) {
-    holders.emplace_back([&] {
-      heist::task_group g(ex);
-      g.run_and_wait([&] {  // on a leased slot for the call
-        occupied.count_down();
-        release.wait();
-      });
-    });
-  }
+  std::vector<std::thread> holders = heist_test::hold_leasable_slots(ex, occupied, release);
   occupied.wait();
   std::atomic<int> ran{0};
   std::thread helper([&] {
