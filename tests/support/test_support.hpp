@@ -59,23 +59,38 @@ class exactly_once {
 
 // Holds every leasable slot of `ex` (executor_impl::k_leasable_slots: four): one outside
 // thread per slot, inside task_group::run_and_wait (a leased slot for the call), counts
-// `occupied` down once it holds its slot and blocks until `release` opens. Join the threads
-// after opening it. For tests of a thread that finds no slot free.
+// `occupied` down once it holds its slot and blocks until `release` opens;
+// open_and_join() opens it (for every other thread blocked on it too) and joins them. For
+// tests of a thread that finds no slot free.
 constexpr int k_leasable_slots = 4;
-inline std::vector<std::thread> hold_leasable_slots(heist::executor& ex, std::latch& occupied,
-                                                    std::latch& release) {
-  std::vector<std::thread> holders;
-  for (int i = 0; i < k_leasable_slots; ++i) {
-    holders.emplace_back([&] {
-      heist::task_group g(ex);
-      g.run_and_wait([&] {
-        occupied.count_down();
-        release.wait();
+class leasable_slots_held {
+ public:
+  leasable_slots_held(heist::executor& ex, std::latch& occupied, std::latch& release)
+      : m_release(release) {
+    for (int i = 0; i < k_leasable_slots; ++i) {
+      m_holders.emplace_back([&] {
+        heist::task_group g(ex);
+        g.run_and_wait([&] {
+          occupied.count_down();
+          release.wait();
+        });
       });
-    });
+    }
   }
-  return holders;
-}
+  void open_and_join() {
+    m_release.count_down();
+    for (auto& t : m_holders)
+      t.join();
+    m_holders.clear();
+  }
+  ~leasable_slots_held() {
+    if (!m_holders.empty()) open_and_join();
+  }
+
+ private:
+  std::latch& m_release;
+  std::vector<std::thread> m_holders;
+};
 
 // The calling thread's CPU affinity mask (empty if the kernel refused), and mask equality:
 // the wake and start placement tests check that heist gave every mask back.

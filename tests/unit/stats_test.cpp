@@ -195,14 +195,12 @@ TEST(Stats, AHelperWithoutASlotCountsWhatItStealsAsExternal) {
     release.wait();  // the worker blocks with its deque full
     g.wait();
   });
-  std::vector<std::thread> holders = heist_test::hold_leasable_slots(ex, occupied, release);
+  heist_test::leasable_slots_held held(ex, occupied, release);
   occupied.wait();
   std::thread helper([&] { all_ran_future->get(); });  // no slot free: helps without one
   helper.join();
   EXPECT_EQ(ran.load(), k_tasks);
-  release.count_down();
-  for (auto& t : holders)
-    t.join();
+  held.open_and_join();  // and the worker's blocking task
   ex.wait_idle();
   const heist::executor_stats s = ex.stats();
   EXPECT_EQ(s.external.stolen - before.external.stolen, static_cast<std::uint64_t>(k_tasks));

@@ -91,7 +91,7 @@ TEST(Trace, AHelperWithoutASlotIsCountedAndTracedOnItsOwnTrack) {
     occupied.count_down();
     release.wait();
   });
-  std::vector<std::thread> holders = heist_test::hold_leasable_slots(ex, occupied, release);
+  heist_test::leasable_slots_held held(ex, occupied, release);
   occupied.wait();
   std::atomic<int> ran{0};
   std::thread helper([&] {
@@ -102,9 +102,7 @@ TEST(Trace, AHelperWithoutASlotIsCountedAndTracedOnItsOwnTrack) {
   });
   helper.join();
   EXPECT_EQ(ran.load(), k_tasks);
-  release.count_down();
-  for (auto& t : holders)
-    t.join();
+  held.open_and_join();  // and the worker's blocking task
   ex.wait_idle();
   std::ostringstream out;
   ex.write_trace(out);
