@@ -100,7 +100,22 @@ TEST(IdleTimeout, IdleWorkersEndTheirThreadsAndComeBackForWork) {
   ex.wait_idle();
   EXPECT_EQ(ran.load(), 1000);
   EXPECT_EQ(ex.submit([] { return 8; }).get(), 8);
-  EXPECT_GT(threads_in_process(), before);
+  // Work that needs both workers at once brings both back: two posts that each wait until
+  // the other runs, and count the worker threads while both do. (Trivial posts may all run on
+  // the first worker restarted, before a second is woken: a CI run under ASan saw that, and
+  // "each worker started at least twice" below needs both.)
+  std::atomic<int> arrived{0};
+  std::atomic<std::size_t> threads_seen{0};
+  for (int i = 0; i < 2; ++i) {
+    ex.post([&] {
+      arrived.fetch_add(1);
+      while (arrived.load() < 2)
+        std::this_thread::yield();
+      threads_seen.store(threads_in_process());
+    });
+  }
+  ex.wait_idle();
+  EXPECT_EQ(threads_seen.load(), before + 2);
   // And they retire again.
   EXPECT_TRUE(eventually([&] { return threads_in_process() == before; }, 5s));
   ex.shutdown();
