@@ -44,7 +44,9 @@ TEST(LeafSizer, KnowsWhetherALeafWasTimed) {
 
 TEST(ParallelFor, AffinityGivesEachWorkerItsShareAgain) {
   // Each worker takes its own share from the front, so the first iteration of share k runs
-  // on worker k, call after call (iterations take ~2 us, so every worker starts in time).
+  // on worker k, call after call (iterations take ~10 us, a share 20 ms, so every worker
+  // starts in time: with ~2 us a CI run under TSan, beside another test, once saw worker 0
+  // finish its share and take the other's last piece before worker 1 woke).
   heist::executor ex(2);
   heist::affinity_partitioner ap;
   const int n = 4000;
@@ -57,7 +59,7 @@ TEST(ParallelFor, AffinityGivesEachWorkerItsShareAgain) {
           [&](const blocked_range<int>& r) {
             const int me = heist_test::this_thread_name() == "heist-0" ? 0 : 1;
             for (int i = r.begin(); i != r.end(); ++i) {
-              const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(2);
+              const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(10);
               while (std::chrono::steady_clock::now() < until) {
               }
               ran_on[i] = me;
