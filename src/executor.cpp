@@ -142,6 +142,12 @@ void executor_impl::admit_external(const thread_context& c) {
   }
 }
 
+void executor_impl::refuse_outsider(const char* where) const {
+  const thread_context* const c = t_context;
+  if (c != nullptr && c->m_exec == this && c->m_task_depth > 0) return;
+  throw executor_closed(std::string(where) + ": the executor is shut down");
+}
+
 void executor_impl::cancel_admission(const thread_context& c) noexcept {
   // release: see in_flight().
   shard_for(c).finished.fetch_add(1, std::memory_order_release);

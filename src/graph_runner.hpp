@@ -25,12 +25,6 @@ inline constexpr std::size_t k_run_until = ~std::size_t{0};
 // A node's name, or "n<index>" (for messages and DOT output).
 std::string node_label(const graph_node_data& n);
 
-// Is the calling thread running a task of `exec` (so that it may submit after shutdown)?
-inline bool inside_tasks_of(const executor_impl& exec) noexcept {
-  const thread_context* c = t_context;
-  return c != nullptr && c->m_exec == &exec && c->m_task_depth > 0;
-}
-
 // One request: run() (n = 1), run_n(n), run_until(stop), or a module node's run of its
 // subgraph. Completion: the exception (if any) goes to *error, then done->finish_one().
 struct run_request {

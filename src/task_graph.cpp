@@ -136,9 +136,7 @@ void task_graph::write_dot(std::ostream& out) const {
 }
 
 future<void> task_graph::submit(detail::arena& a, std::size_t n, std::function<bool()> stop) {
-  if (a.exec().closed() && !detail::inside_tasks_of(a.exec())) {
-    throw executor_closed("heist::task_graph::run: the executor is shut down");
-  }
+  a.exec().refuse_if_closed("heist::task_graph::run");
   auto* state = new detail::future_state<void>(&a);
   future<void> result(state);  // owns one reference
   detail::run_request& r = m_runner->make_request();

@@ -109,6 +109,26 @@ TEST(Coroutine, AwaitingAFutureSuspendsAndResumesOnTheExecutor) {
   EXPECT_THROW(g.get(), std::range_error);
 }
 
+// A coroutine suspended on a future whose executor has shut down when the value arrives
+// from outside is never left suspended: it resumes on the completing thread (resume.hpp,
+// resume_in), finishes, and completes its start() future.
+heist::task<int> doubled_where(heist::future<int> f, std::thread::id& where) {
+  const int v = co_await f;
+  where = std::this_thread::get_id();
+  co_return 2 * v;
+}
+TEST(Coroutine, ACoroutineWhoseExecutorShutDownResumesOnTheCompletingThread) {
+  heist::executor ex(1);
+  heist::promise<int> p;
+  std::thread::id where;
+  heist::future<int> result = heist::start(ex, doubled_where(p.get_future(), where));
+  ex.wait_idle();  // suspended: no task left
+  ex.shutdown();
+  p.set_value(21);
+  EXPECT_EQ(result.get(), 42);
+  EXPECT_EQ(where, std::this_thread::get_id());
+}
+
 TEST(Coroutine, ScheduleMovesTheCoroutineToAnotherExecutor) {
   heist::executor_options oa, ob;
   oa.num_workers = 1;

@@ -1,6 +1,7 @@
 // SPEC section 8, row by row: every error with its exact exception type (kind: boundary).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -61,6 +62,64 @@ TEST(Errors, ExecutorClosedIsARuntimeErrorForEveryEntryPoint) {
   EXPECT_THROW(g.run([] {}), heist::executor_closed);
   EXPECT_THROW(arena.enqueue([] {}), heist::executor_closed);
   g.wait();  // nothing was accepted: nothing to wait for
+}
+
+// The algorithms refuse a shut-down executor before any of their work runs (a loop over one
+// leaf would otherwise run it on the caller and return, and a bigger one fail at its first
+// give after running part of the body); coroutines and continuations get the error too.
+heist::task<int> after_a_schedule(heist::executor& ex) {
+  co_await heist::schedule(ex);
+  co_return 1;
+}
+TEST(Errors, EveryAlgorithmRefusesAShutDownExecutorBeforeRunningAnything) {
+  heist::executor ex(1);
+  heist::promise<int> pending;
+  heist::future<int> continued = pending.get_future().then(ex, [](int v) { return v + 1; });
+  bool ran = false;
+  ex.shutdown();
+  auto body_ran = [&] { ran = true; };
+  EXPECT_THROW(heist::parallel_for(ex, 0, 1, [&](int) { body_ran(); }), heist::executor_closed);
+  EXPECT_THROW(heist::parallel_for(ex, 0, 1000, [&](int) { body_ran(); }), heist::executor_closed);
+  EXPECT_THROW(
+      heist::parallel_for(
+          ex, heist::blocked_range<int>(0, 1000),
+          [&](const heist::blocked_range<int>&) { body_ran(); }, heist::static_partitioner{}),
+      heist::executor_closed);
+  EXPECT_NE(what_of<heist::executor_closed>([&] {
+              heist::parallel_reduce(
+                  ex, heist::blocked_range<int>(0, 1000), 0,
+                  [&](const heist::blocked_range<int>& r, int acc) {
+                    body_ran();
+                    return acc + static_cast<int>(r.size());
+                  },
+                  std::plus<>{});
+            }).find("heist::parallel_reduce"),
+            std::string::npos);
+  EXPECT_NE(what_of<heist::executor_closed>([&] {
+              heist::parallel_pipeline(
+                  ex, 4,
+                  heist::make_filter<void, void>(heist::filter_mode::serial_in_order,
+                                                 [&](heist::flow_control& fc) {
+                                                   body_ran();
+                                                   fc.stop();
+                                                 }));
+            }).find("heist::parallel_pipeline"),
+            std::string::npos);
+  heist::task_graph graph;
+  graph.emplace(body_ran);
+  EXPECT_THROW(graph.run(ex), heist::executor_closed);
+  EXPECT_FALSE(ran);
+  EXPECT_THROW(heist::start(ex, seven()), heist::executor_closed);
+  EXPECT_THROW(heist::sync_wait(after_a_schedule(ex)), heist::executor_closed);
+  // A continuation whose value arrives from outside after the shutdown, or that is attached
+  // to a ready future then, cannot run: its future holds the error (api-async.md).
+  pending.set_value(1);
+  EXPECT_THROW(continued.get(), heist::executor_closed);
+  heist::promise<int> ready;
+  ready.set_value(2);
+  heist::future<void> after_ready = ready.get_future().then(ex, [&](int) { body_ran(); });
+  EXPECT_THROW(after_ready.get(), heist::executor_closed);
+  EXPECT_FALSE(ran);
 }
 
 // A refused spawn builds its task before the admission (spawn.hpp): the closure it copied is

@@ -162,12 +162,22 @@ class executor_impl {
   // a worker that reads m_stop set also sees what shutdown did before it).
   bool closed() const noexcept { return m_closed.load(std::memory_order_acquire); }
   bool stopping() const noexcept { return m_stop.load(std::memory_order_acquire); }
+  // A loop, pipeline or graph run started after shutdown began by a thread that runs no task
+  // of this executor is refused before any of it runs, as submit() and run() are:
+  // executor_closed, naming `where`. A task of this executor may still start one. Only a
+  // first check: a shutdown that begins during the call refuses its spawns (admit_external,
+  // admit_leased), and the call ends with that exception.
+  void refuse_if_closed(const char* where) const {
+    if (HEIST_UNLIKELY(closed())) refuse_outsider(where);
+  }
 
   // --- monitoring ---------------------------------------------------------------------------
   executor_stats stats() const;
   void reset_stats();
   void write_trace(std::ostream& out) const;
   void report_unhandled(std::exception_ptr e) noexcept;
+  // refuse_if_closed's throw, unless the calling thread runs a task of this executor.
+  [[gnu::cold]] void refuse_outsider(const char* where) const;
   void record_external_span(std::uint64_t start, std::uint64_t end, bool stolen) noexcept;
 
   // Run on each worker thread: names it, calls on_worker_start / on_worker_stop.

@@ -41,7 +41,7 @@ void run_for(arena& a, const R& range, const Body& body, Partitioner& p) {
                 "parallel_for: the body must be callable as body(const Range&) const");
   if (range.empty()) return;
   using P = std::remove_cvref_t<Partitioner>;
-  loop_scope scope(a);
+  loop_scope scope(a, "heist::parallel_for");
   const for_loop<Body> loop{scope.base(), &body};
   if constexpr (std::is_same_v<P, heist::simple_partitioner>) {
     scope.run([&] { simple_for(loop, range); });
@@ -70,7 +70,7 @@ T run_reduce(arena& a, const R& range, const T& identity, const Body& body, cons
   if (range.empty()) return identity;
   using P = std::remove_cvref_t<Partitioner>;
   std::optional<T> result;
-  loop_scope scope(a);
+  loop_scope scope(a, "heist::parallel_reduce");
   const reduce_loop<T, Body, Join> loop{scope.base(), &identity, &body, &join};
   if constexpr (std::is_same_v<P, heist::simple_partitioner>) {
     scope.run([&] { result.emplace(tree_reduce(loop, range)); });

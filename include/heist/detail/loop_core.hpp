@@ -318,9 +318,16 @@ struct loop_base {
 // slot so that it takes part like a worker. Everything the loop's tasks refer to must live in
 // the frame that owns the loop_scope, because finish() is where the tasks are waited for.
 class loop_scope {
+  // Before the lease: a refused loop takes no slot.
+  static arena& refused_if_closed(arena& a, const char* where) {
+    a.exec().refuse_if_closed(where);
+    return a;
+  }
+
  public:
-  explicit loop_scope(arena& a)
-      : m_arena(a),
+  // `where`: the algorithm's name, for the refusal after shutdown (refuse_if_closed).
+  loop_scope(arena& a, const char* where)
+      : m_arena(refused_if_closed(a, where)),
         m_thread(current_context()),
         m_lease(m_thread, a),
         m_ctx(m_thread.m_group, 0, join_counting::owner) {
