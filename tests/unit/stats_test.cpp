@@ -27,6 +27,27 @@ TEST(Stats, OneEntryPerWorker) {
   EXPECT_EQ(s.workers.size(), 3u);
 }
 
+TEST(Stats, ATaskArenasTasksAreCountedWhileItLives) {
+  // The calling thread runs most of them in its slot of the task arena, whose counters the
+  // statistics read while the arena exists (executor_stats.cpp: every task arena's slots
+  // go to `external`), and fold in when it goes away.
+  heist::executor ex(1);
+  std::atomic<int> ran{0};
+  {
+    heist::task_arena ta(2, ex);
+    ta.execute([&] {
+      heist::task_group g;
+      for (int i = 0; i < 300; ++i)
+        g.run([&] { ran.fetch_add(1); });
+      g.wait();
+    });
+    ex.wait_idle();
+    EXPECT_EQ(ran.load(), 300);
+    EXPECT_EQ(ex.stats().executed(), 300u);
+  }
+  EXPECT_EQ(ex.stats().executed(), 300u);
+}
+
 TEST(Stats, ExecutedCountsEveryTask) {
   heist::executor ex(2);
   for (int i = 0; i < 1000; ++i)

@@ -239,6 +239,38 @@ TEST(TaskArena, ExecuteWhenEverySlotIsTakenDelegatesAndStillReturns) {
   helper.join();
 }
 
+TEST(TaskArena, ADelegatedCallRethrowsItsException) {
+  // The caller finds the only slot taken: its function runs as a task of the arena once the
+  // slot is free, and its exception comes back to the waiting caller.
+  heist::executor ex(2);
+  heist::task_arena a(1, ex);
+  std::latch inside(1), release(1);
+  std::thread holder([&] {
+    a.execute([&] {
+      inside.count_down();
+      release.wait();
+    });
+  });
+  inside.wait();  // the only slot is taken
+  std::thread helper([&] {
+    std::this_thread::sleep_for(50ms);
+    release.count_down();
+  });
+  bool ran = false;
+  try {
+    a.execute([&]() -> int {
+      ran = true;
+      throw std::out_of_range("delegated");
+    });
+    ADD_FAILURE() << "no exception";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "delegated");
+  }
+  EXPECT_TRUE(ran);
+  holder.join();
+  helper.join();
+}
+
 // --- isolate ------------------------------------------------------------------------------
 namespace {
 thread_local bool t_inside_isolated_wait = false;

@@ -73,6 +73,30 @@ TEST(Trace, EmptyWhenTracingIsOff) {
     EXPECT_NE(e["ph"].str, "X");
 }
 
+TEST(Trace, AnExecutorNameIsEscapedInTheJson) {
+  // The name is the user's (executor_options::name): quotes, backslashes and control
+  // characters must come out escaped, or the trace is not JSON (the parser refuses a raw
+  // control character in a string).
+  heist::executor_options o;
+  o.num_workers = 1;
+  o.name = "q\"b\\c\nd\te";
+  o.trace = true;
+  heist::executor ex(o);
+  ex.submit([] {}).get();
+  std::ostringstream out;
+  ex.write_trace(out);
+  const heist_tools::json doc = heist_tools::parse_json(out.str());
+  bool found = false;
+  for (const auto& e : doc["traceEvents"].items) {
+    if (e["name"].str != "process_name") continue;
+    // mini_json reads \n and \t back as '?' (it does not decode \u escapes).
+    EXPECT_EQ(e["args"]["name"].str, "q\"b\\c?d?e");
+    found = true;
+  }
+  EXPECT_TRUE(found);
+  EXPECT_NE(out.str().find("q\\\"b\\\\c\\u000ad\\u0009e"), std::string::npos) << out.str();
+}
+
 // A thread outside the pool that waits while every leasable slot is taken helps without a
 // slot (helping_wait.cpp, help_loop with no slot): it takes its group's tasks from the
 // injection queue, counts what it runs in `external`, and traces it on the
