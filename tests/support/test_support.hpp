@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <fstream>
 #include <latch>
 #include <memory>
 #include <mutex>
@@ -102,6 +103,15 @@ inline cpu_set_t this_thread_mask() {
 }
 inline bool same_mask(const cpu_set_t& a, const cpu_set_t& b) {
   return CPU_EQUAL(&a, &b) != 0;
+}
+
+// The process's thread count, from /proc/self/status (-1 if it cannot be read).
+inline int process_threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
 }
 
 inline std::string this_thread_name() {

@@ -1,4 +1,4 @@
-// SPEC section 7: task_arena, isolate and blocking (kind: requirement).
+// SPEC section 7: task_arena and isolate (kind: requirement); blocking() is in blocking_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -35,14 +35,6 @@ void spin(std::chrono::microseconds d) {
   const auto until = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < until) {
   }
-}
-
-int process_threads() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  }
-  return -1;
 }
 
 }  // namespace
@@ -177,10 +169,10 @@ TEST(TaskArena, NestedArenas) {
 
 TEST(TaskArena, CreatesNoThreadsAndHoldsNoneWhenIdle) {
   heist::executor ex(2);
-  const int before = process_threads();
+  const int before = heist_test::process_threads();
   {
     heist::task_arena a(2, ex);
-    EXPECT_EQ(process_threads(), before);
+    EXPECT_EQ(heist_test::process_threads(), before);
     std::atomic<int> n{0};
     for (int i = 0; i < 100; ++i)
       a.enqueue([&] { n.fetch_add(1); });
@@ -195,7 +187,7 @@ TEST(TaskArena, CreatesNoThreadsAndHoldsNoneWhenIdle) {
     });
     EXPECT_TRUE(names.count("heist-0") && names.count("heist-1"));
   }
-  EXPECT_EQ(process_threads(), before);
+  EXPECT_EQ(heist_test::process_threads(), before);
 }
 
 TEST(TaskArena, AlgorithmOverloadsRunInTheArena) {
@@ -322,7 +314,6 @@ TEST(Isolate, ReturnsValuesAndPropagatesExceptions) {
             4);
 }
 
-// --- blocking -------------------------------------------------------------------------------
 TEST(Isolate, EveryRegionGetsATagNoOtherRegionHadAcrossThreadsAndBlocks) {
   // Tags come from per-thread blocks of the shared counter (task_arena.hpp): four threads,
   // each through several blocks, nested regions included; no tag twice, none zero (no
@@ -358,124 +349,4 @@ TEST(Isolate, EveryRegionGetsATagNoOtherRegionHadAcrossThreadsAndBlocks) {
   EXPECT_EQ(total, static_cast<std::size_t>(k_threads) * (calls + (calls + 4) / 5));
   EXPECT_EQ(all.size(), total);
   EXPECT_EQ(all.count(0), 0u);
-}
-
-TEST(Blocking, ComputeKeepsGoingWhileWorkersBlock) {
-  heist::executor ex(2);
-  std::atomic<int> blocked{0};
-  std::atomic<bool> release{false};
-  heist::task_group g(ex);
-  for (int i = 0; i < 2; ++i) {
-    g.run([&] {
-      heist::blocking([&] {
-        blocked.fetch_add(1);
-        while (!release.load())
-          std::this_thread::sleep_for(1ms);
-        blocked.fetch_sub(1);
-      });
-    });
-  }
-  ASSERT_TRUE(heist_test::eventually([&] { return blocked.load() == 2; }));
-  // Both workers are inside blocking(): a compute task still runs (on a stand-in).
-  std::atomic<bool> computed{false};
-  ex.post([&] { computed = true; });
-  const bool ran_during_block = heist_test::eventually([&] { return computed.load(); }, 10s);
-  const int still_blocked = blocked.load();
-  release = true;
-  g.wait();
-  EXPECT_TRUE(ran_during_block);
-  EXPECT_EQ(still_blocked, 2);
-}
-
-TEST(Blocking, StandInsRetireAfterwards) {
-  heist::executor ex(2);
-  const int threads_before = process_threads();
-  heist::task_group g(ex);
-  for (int i = 0; i < 4; ++i) {
-    g.run([] { heist::blocking([] { std::this_thread::sleep_for(50ms); }); });
-  }
-  g.wait();
-  EXPECT_TRUE(heist_test::eventually([&] { return ex.stats().blocking_threads == 0; }));
-  // Retired stand-ins end their threads after a short keep-alive. At most as many threads
-  // as before: a stand-in of the previous test's executor may still have been on its way
-  // out (shutdown waits for it to finish its work, not for the OS thread to vanish).
-  EXPECT_TRUE(heist_test::eventually([&] { return process_threads() <= threads_before; }));
-}
-
-TEST(Blocking, AStandInThatBlocksIsReplacedToo) {
-  heist::executor ex(1);
-  std::atomic<int> blocked{0};
-  std::atomic<bool> release{false};
-  auto block = [&] {
-    heist::blocking([&] {
-      blocked.fetch_add(1);
-      while (!release.load())
-        std::this_thread::sleep_for(1ms);
-    });
-  };
-  heist::task_group g(ex);
-  g.run(block);
-  ASSERT_TRUE(heist_test::eventually([&] { return blocked.load() == 1; }));
-  g.run(block);  // runs on the first stand-in, which blocks in turn
-  ASSERT_TRUE(heist_test::eventually([&] { return blocked.load() == 2; }));
-  std::atomic<bool> computed{false};
-  ex.post([&] { computed = true; });
-  EXPECT_TRUE(heist_test::eventually([&] { return computed.load(); }, 10s));
-  release = true;
-  g.wait();
-}
-
-TEST(Blocking, OutsideThePoolJustCallsAndValuesPass) {
-  EXPECT_EQ(heist::blocking([] { return 8; }), 8);
-  EXPECT_THROW(heist::blocking([]() -> int { throw std::logic_error("b"); }), std::logic_error);
-  heist::executor ex(1);
-  EXPECT_EQ(ex.submit([] { return heist::blocking([] { return 6; }); }).get(), 6);
-}
-
-TEST(Blocking, CapLimitsStandIns) {
-  heist::executor_options o;
-  o.num_workers = 1;
-  o.max_blocking_threads = 1;
-  heist::executor ex(o);
-  std::atomic<int> done{0};
-  heist::task_group g(ex);
-  for (int i = 0; i < 3; ++i) {
-    g.run([&] {
-      heist::blocking([] { std::this_thread::sleep_for(20ms); });
-      done.fetch_add(1);
-    });
-  }
-  EXPECT_LE(ex.stats().blocking_threads, 1u);
-  g.wait();
-  EXPECT_EQ(done.load(), 3);
-}
-
-// The last task ends on a stand-in that retires right after it (its worker is back from
-// blocking()), while the worker has already gone idle: the stand-in must wake wait_idle().
-TEST(Blocking, WaitIdleWakesWhenARetiringStandInRanTheLastTask) {
-  heist::executor ex(1);
-  std::atomic<bool> blocking_began{false};
-  std::atomic<bool> unblock{false};
-  std::atomic<bool> worker_task_done{false};
-  std::atomic<bool> stand_in_task_began{false};
-  std::atomic<bool> release{false};
-  ex.post([&] {
-    heist::blocking([&] {
-      blocking_began = true;
-      while (!unblock.load())
-        std::this_thread::sleep_for(1ms);
-    });
-    worker_task_done = true;
-  });
-  ASSERT_TRUE(heist_test::eventually([&] { return blocking_began.load(); }));
-  // The worker blocks: only the stand-in can run this one.
-  ex.post([&] {
-    stand_in_task_began = true;
-    while (!release.load())
-      std::this_thread::sleep_for(1ms);
-  });
-  ASSERT_TRUE(heist_test::eventually([&] { return stand_in_task_began.load(); }));
-  unblock = true;
-  EXPECT_TRUE(heist_test::wait_idle_returns_after(
-      ex, [&] { return worker_task_done.load(); }, [&] { release = true; }));
 }
