@@ -119,6 +119,17 @@ TEST(Then, ChainsRunAsTasksWhenTheValueArrives) {
   EXPECT_EQ(std::move(g).then([](int x) { return x + 1; }).get(), 6);
 }
 
+TEST(Then, AContinuationReturningVoidCompletesAFutureOfVoid) {
+  heist::executor ex(2);
+  std::atomic<int> seen{0};
+  heist::future<void> after_int = ex.submit([] { return 5; }).then([&](int x) { seen = x; });
+  after_int.get();
+  EXPECT_EQ(seen.load(), 5);
+  heist::future<int> chained =
+      ex.submit([] {}).then([&] { seen.fetch_add(1); }).then(ex, [&] { return seen.load() * 10; });
+  EXPECT_EQ(chained.get(), 60);
+}
+
 TEST(Then, AnExceptionSkipsTheContinuationsAndPassesThrough) {
   heist::executor ex(2);
   std::atomic<int> ran{0};

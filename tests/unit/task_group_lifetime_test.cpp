@@ -1,5 +1,6 @@
 // SPEC section 3: how long a task_group lives and how deep its waits go: the destructor's
-// wait, and chains of 100,000 run/wait levels (kind: requirement, boundary).
+// wait, waits from several threads at once, and chains of 100,000 run/wait levels (kind:
+// requirement, boundary).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -179,6 +180,66 @@ std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t leve
   return at_bottom - at_start;
 }
 }  // namespace
+
+// Several threads may wait on one group at once (api.md: wait() may run on any thread). One
+// waiter sleeps armed on the group; the others find it taken (wait_context::arm: busy) and
+// search again every 50 us (park.cpp, arm_waiter), or, for a coroutine's co_await join(), help
+// until the group is done (join_awaiter). All of them return once its last task ends.
+TEST(TaskGroup, ThreadsWaitingOnOneGroupAtOnceAllReturnWhenItIsDone) {
+  heist::executor ex(1);
+  heist::task_group g(ex);
+  std::latch release(1);
+  std::atomic<int> ran{0};
+  g.run([&] {
+    release.wait();
+    ran.fetch_add(1);
+  });
+  for (int i = 0; i < 200; ++i)
+    g.run([&] { ran.fetch_add(1); });
+  std::atomic<int> returned{0};
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 3; ++i) {
+    waiters.emplace_back([&] {
+      g.wait();
+      // Returned only after every task ran, whichever waiter saw the end first.
+      if (ran.load() == 201) returned.fetch_add(1);
+    });
+  }
+  std::this_thread::sleep_for(50ms);  // the waiters help, then arm or poll
+  EXPECT_EQ(returned.load(), 0);
+  release.count_down();
+  for (auto& t : waiters)
+    t.join();
+  EXPECT_EQ(returned.load(), 3);
+}
+
+heist::task<int> joins(heist::task_group& g) {
+  co_await g.join();
+  co_return 7;
+}
+TEST(TaskGroup, ACoroutineJoiningAGroupAnotherThreadWaitsOnResumesWhenItIsDone) {
+  heist::executor ex(2);
+  heist::task_group g(ex);
+  std::latch release(1);
+  std::atomic<int> ran{0};
+  g.run([&] {
+    release.wait();
+    ran.fetch_add(1);
+  });
+  std::atomic<bool> waited{false};
+  std::thread waiter([&] {
+    g.wait();
+    waited = ran.load() == 1;
+  });
+  std::this_thread::sleep_for(20ms);  // the waiter has armed the group
+  heist::future<int> joined = heist::start(ex, joins(g));
+  std::this_thread::sleep_for(20ms);  // the join finds it armed: it helps until done
+  EXPECT_FALSE(joined.is_ready());
+  release.count_down();
+  EXPECT_EQ(joined.get(), 7);
+  waiter.join();
+  EXPECT_TRUE(waited.load());
+}
 
 TEST(TaskGroup, AChainOfWaitsCountsItsNestingWhereTheDepthGuardsTheStack) {
   heist::executor ex(1);
