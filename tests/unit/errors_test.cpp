@@ -73,6 +73,7 @@ heist::task<int> after_a_schedule(heist::executor& ex) {
 }
 TEST(Errors, EveryAlgorithmRefusesAShutDownExecutorBeforeRunningAnything) {
   heist::executor ex(1);
+  heist::task_arena arena(2, ex);
   heist::promise<int> pending;
   heist::future<int> continued = pending.get_future().then(ex, [](int v) { return v + 1; });
   bool ran = false;
@@ -105,9 +106,13 @@ TEST(Errors, EveryAlgorithmRefusesAShutDownExecutorBeforeRunningAnything) {
                                                  }));
             }).find("heist::parallel_pipeline"),
             std::string::npos);
+  // Through a task_arena of the executor: execute's own function runs on this thread, the
+  // algorithms it calls are refused.
+  EXPECT_THROW(heist::parallel_for(arena, 0, 1, [&](int) { body_ran(); }), heist::executor_closed);
   heist::task_graph graph;
   graph.emplace(body_ran);
   EXPECT_THROW(graph.run(ex), heist::executor_closed);
+  EXPECT_THROW(arena.execute([&] { graph.run().get(); }), heist::executor_closed);
   EXPECT_FALSE(ran);
   EXPECT_THROW(heist::start(ex, seven()), heist::executor_closed);
   EXPECT_THROW(heist::sync_wait(after_a_schedule(ex)), heist::executor_closed);
