@@ -19,6 +19,7 @@
 #include "heist/executor.hpp"
 #include "heist/parallel_for.hpp"
 #include "heist/partitioner.hpp"
+#include "heist/pipeline.hpp"
 #include "heist/task_group.hpp"
 
 namespace heist_test {
@@ -103,6 +104,18 @@ inline cpu_set_t this_thread_mask() {
 }
 inline bool same_mask(const cpu_set_t& a, const cpu_set_t& b) {
   return CPU_EQUAL(&a, &b) != 0;
+}
+
+// A pipeline's first filter (serial, in order) that makes 0, 1, ..., n - 1, counting in `next`.
+inline heist::filter<void, int> numbers_below(int n, int& next) {
+  return heist::make_filter<void, int>(heist::filter_mode::serial_in_order,
+                                       [n, &next](heist::flow_control& fc) {
+                                         if (next == n) {
+                                           fc.stop();
+                                           return 0;
+                                         }
+                                         return next++;
+                                       });
 }
 
 // The process's thread count, from /proc/self/status (-1 if it cannot be read).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <latch>
 #include <mutex>
 #include <set>
@@ -15,19 +16,29 @@
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 
-TEST(Executor, PostExceptionGoesToHandlerAndPoolKeepsRunning) {
+namespace {
+// An on_unhandled_exception handler that keeps each exception's what(), from any thread.
+struct collected_whats {
   std::mutex m;
   std::vector<std::string> messages;
+  std::function<void(std::exception_ptr)> handler() {
+    return [this](std::exception_ptr e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        std::lock_guard<std::mutex> lock(m);
+        messages.emplace_back(ex.what());
+      }
+    };
+  }
+};
+}  // namespace
+
+TEST(Executor, PostExceptionGoesToHandlerAndPoolKeepsRunning) {
+  collected_whats seen;
   heist::executor_options o;
   o.num_workers = 2;
-  o.on_unhandled_exception = [&](std::exception_ptr e) {
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      std::lock_guard<std::mutex> lock(m);
-      messages.emplace_back(ex.what());
-    }
-  };
+  o.on_unhandled_exception = seen.handler();
   heist::executor ex(o);
   for (int i = 0; i < 10; ++i)
     ex.post([] { throw std::runtime_error("boom"); });
@@ -36,9 +47,9 @@ TEST(Executor, PostExceptionGoesToHandlerAndPoolKeepsRunning) {
     ex.post([&] { after.fetch_add(1); });
   ex.wait_idle();
   EXPECT_EQ(after.load(), 10);
-  std::lock_guard<std::mutex> lock(m);
-  ASSERT_EQ(messages.size(), 10u);
-  EXPECT_EQ(messages[0], "boom");
+  std::lock_guard<std::mutex> lock(seen.m);
+  ASSERT_EQ(seen.messages.size(), 10u);
+  EXPECT_EQ(seen.messages[0], "boom");
 }
 
 TEST(Executor, DefaultUnhandledHandlerPrintsWhat) {
@@ -118,8 +129,7 @@ TEST(Executor, WorkerStartAndStopRunOnceOnTheWorkerThread) {
 // on_unhandled_exception (executor.cpp, worker_started / worker_stopping) and the worker runs
 // tasks as usual.
 TEST(Executor, AHookThatThrowsGoesToTheUnhandledHandlerAndTheWorkerGoesOn) {
-  std::mutex m;
-  std::vector<std::string> messages;
+  collected_whats seen;
   std::atomic<int> ran{0};
   {
     heist::executor_options o;
@@ -128,14 +138,7 @@ TEST(Executor, AHookThatThrowsGoesToTheUnhandledHandlerAndTheWorkerGoesOn) {
       throw std::runtime_error("start " + std::to_string(i));
     };
     o.on_worker_stop = [](std::size_t i) { throw std::runtime_error("stop " + std::to_string(i)); };
-    o.on_unhandled_exception = [&](std::exception_ptr e) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        std::lock_guard<std::mutex> lock(m);
-        messages.emplace_back(ex.what());
-      }
-    };
+    o.on_unhandled_exception = seen.handler();
     heist::executor ex(o);
     std::latch both(2);
     for (int i = 0; i < 2; ++i) {
@@ -147,7 +150,7 @@ TEST(Executor, AHookThatThrowsGoesToTheUnhandledHandlerAndTheWorkerGoesOn) {
     ex.wait_idle();
   }
   EXPECT_EQ(ran.load(), 2);
-  std::multiset<std::string> got(messages.begin(), messages.end());
+  std::multiset<std::string> got(seen.messages.begin(), seen.messages.end());
   EXPECT_EQ(got, (std::multiset<std::string>{"start 0", "start 1", "stop 0", "stop 1"}));
 }
 

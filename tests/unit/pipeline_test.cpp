@@ -42,14 +42,7 @@ TEST(Pipeline, InOrderStagesSeeItemsInTheOrderTheFirstFilterMadeThem) {
   int next = 0;
   std::vector<long> out;
   heist::parallel_pipeline(ex, 8,
-                           heist::make_filter<void, int>(heist::filter_mode::serial_in_order,
-                                                         [&](heist::flow_control& fc) {
-                                                           if (next == n) {
-                                                             fc.stop();
-                                                             return 0;
-                                                           }
-                                                           return next++;
-                                                         }) &
+                           heist_test::numbers_below(n, next) &
                                heist::make_filter<int, long>(heist::filter_mode::parallel,
                                                              [](int i) {
                                                                if (i % 7 == 0)

@@ -137,14 +137,7 @@ TEST(SlotlessCaller, RunsAGraphAndAPipeline) {
     std::vector<std::atomic<int>> marks(n);
     heist::parallel_pipeline(
         ex, 8,
-        heist::make_filter<void, int>(heist::filter_mode::serial_in_order,
-                                      [&](heist::flow_control& fc) {
-                                        if (next == n) {
-                                          fc.stop();
-                                          return 0;
-                                        }
-                                        return next++;
-                                      }) &
+        heist_test::numbers_below(n, next) &
             heist::make_filter<int, int>(heist::filter_mode::parallel,
                                          [&](int i) {
                                            marks[i].fetch_add(1);

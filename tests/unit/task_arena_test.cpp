@@ -211,9 +211,11 @@ TEST(TaskArena, AlgorithmOverloadsRunInTheArena) {
   EXPECT_EQ(sum, 999L * 1000 / 2);
 }
 
-TEST(TaskArena, ExecuteWhenEverySlotIsTakenDelegatesAndStillReturns) {
-  heist::executor ex(2);
-  heist::task_arena a(1, ex);
+// Calls `call` while another thread holds the only slot of `a` (a one-slot arena), released
+// 50 ms later: execute() from `call` finds the slot taken and delegates (its function runs as
+// a task of the arena once the slot is free; the caller waits without running anything).
+template <class Call>
+void with_the_only_slot_taken(heist::task_arena& a, Call call) {
   std::latch inside(1), release(1);
   std::thread holder([&] {
     a.execute([&] {
@@ -221,46 +223,38 @@ TEST(TaskArena, ExecuteWhenEverySlotIsTakenDelegatesAndStillReturns) {
       release.wait();
     });
   });
-  inside.wait();  // the only slot is taken
+  inside.wait();
   std::thread helper([&] {
     std::this_thread::sleep_for(50ms);
     release.count_down();
   });
-  EXPECT_EQ(a.execute([] { return 11; }), 11);
+  call();
   holder.join();
   helper.join();
 }
 
-TEST(TaskArena, ADelegatedCallRethrowsItsException) {
-  // The caller finds the only slot taken: its function runs as a task of the arena once the
-  // slot is free, and its exception comes back to the waiting caller.
+TEST(TaskArena, ExecuteWhenEverySlotIsTakenDelegatesAndStillReturns) {
   heist::executor ex(2);
   heist::task_arena a(1, ex);
-  std::latch inside(1), release(1);
-  std::thread holder([&] {
-    a.execute([&] {
-      inside.count_down();
-      release.wait();
-    });
-  });
-  inside.wait();  // the only slot is taken
-  std::thread helper([&] {
-    std::this_thread::sleep_for(50ms);
-    release.count_down();
-  });
+  with_the_only_slot_taken(a, [&] { EXPECT_EQ(a.execute([] { return 11; }), 11); });
+}
+
+TEST(TaskArena, ADelegatedCallRethrowsItsException) {
+  heist::executor ex(2);
+  heist::task_arena a(1, ex);
   bool ran = false;
-  try {
-    a.execute([&]() -> int {
-      ran = true;
-      throw std::out_of_range("delegated");
-    });
-    ADD_FAILURE() << "no exception";
-  } catch (const std::out_of_range& e) {
-    EXPECT_STREQ(e.what(), "delegated");
-  }
+  with_the_only_slot_taken(a, [&] {
+    try {
+      a.execute([&]() -> int {
+        ran = true;
+        throw std::out_of_range("delegated");
+      });
+      ADD_FAILURE() << "no exception";
+    } catch (const std::out_of_range& e) {
+      EXPECT_STREQ(e.what(), "delegated");
+    }
+  });
   EXPECT_TRUE(ran);
-  holder.join();
-  helper.join();
 }
 
 // --- isolate ------------------------------------------------------------------------------

@@ -185,15 +185,20 @@ std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t leve
 // waiter sleeps armed on the group; the others find it taken (wait_context::arm: busy) and
 // search again every 50 us (park.cpp, arm_waiter), or, for a coroutine's co_await join(), help
 // until the group is done (join_awaiter). All of them return once its last task ends.
+// A task of `g` that counts itself in `ran` once `release` opens: the group stays pending.
+void run_held(heist::task_group& g, std::latch& release, std::atomic<int>& ran) {
+  g.run([&] {
+    release.wait();
+    ran.fetch_add(1);
+  });
+}
+
 TEST(TaskGroup, ThreadsWaitingOnOneGroupAtOnceAllReturnWhenItIsDone) {
   heist::executor ex(1);
   heist::task_group g(ex);
   std::latch release(1);
   std::atomic<int> ran{0};
-  g.run([&] {
-    release.wait();
-    ran.fetch_add(1);
-  });
+  run_held(g, release, ran);
   for (int i = 0; i < 200; ++i)
     g.run([&] { ran.fetch_add(1); });
   std::atomic<int> returned{0};
@@ -222,10 +227,7 @@ TEST(TaskGroup, ACoroutineJoiningAGroupAnotherThreadWaitsOnResumesWhenItIsDone) 
   heist::task_group g(ex);
   std::latch release(1);
   std::atomic<int> ran{0};
-  g.run([&] {
-    release.wait();
-    ran.fetch_add(1);
-  });
+  run_held(g, release, ran);
   std::atomic<bool> waited{false};
   std::thread waiter([&] {
     g.wait();
