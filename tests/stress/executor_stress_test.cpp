@@ -287,3 +287,83 @@ TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
   const heist::executor_stats s = ex.stats();
   EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
 }
+
+// Algorithms called from outside while the executor shuts down: a loop, a pipeline and a graph
+// run, each called again and again on a thread of its own until one throws executor_closed.
+// Whatever the moment the shutdown lands (before a call: refused before it runs anything;
+// during one: its next give or spawn is refused and the call ends with the error), every call
+// returns, no index, item or node runs twice, and a call that returns normally ran everything.
+TEST(ExecutorStress, ShutdownRacingOutsideLoopsPipelinesAndGraphsEndsEveryCall) {
+  const std::size_t rounds = heist_test::scaled(60);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    auto ex = std::make_unique<heist::executor>(2);
+    std::atomic<bool> failed{false};
+    auto until_closed = [&](auto call) {
+      return std::thread([&failed, call] {
+        try {
+          for (;;) {
+            if (!call()) {
+              failed = true;
+              return;
+            }
+          }
+        } catch (const heist::executor_closed&) {
+        }
+      });
+    };
+    const int n = 4000;
+    // Each call's marks: a normal return must have marked every index once.
+    std::thread loops = until_closed([&] {
+      std::vector<std::atomic<int>> marks(n);
+      bool complete = false;
+      try {
+        heist::parallel_for(*ex, 0, n, [&](int i) { marks[i].fetch_add(1); });
+        complete = true;
+      } catch (const heist::executor_closed&) {
+        for (const auto& m : marks)
+          if (m.load() > 1) return false;
+        throw;
+      }
+      for (const auto& m : marks)
+        if (m.load() != (complete ? 1 : 0)) return false;
+      return true;
+    });
+    std::thread pipelines = until_closed([&] {
+      std::vector<std::atomic<int>> marks(n);
+      int next = 0;
+      bool complete = false;
+      try {
+        heist::parallel_pipeline(*ex, 4,
+                                 heist_test::numbers_below(n, next) &
+                                     heist::make_filter<int, void>(heist::filter_mode::parallel,
+                                                                   [&](int i) { marks[i]++; }));
+        complete = true;
+      } catch (const heist::executor_closed&) {
+        for (const auto& m : marks)
+          if (m.load() > 1) return false;
+        throw;
+      }
+      for (const auto& m : marks)
+        if (m.load() != 1) return false;
+      return complete;
+    });
+    std::thread graphs = until_closed([&] {
+      heist::task_graph g;
+      std::atomic<int> first{0}, second{0};
+      g.emplace([&] { first.fetch_add(1); }).precede(g.emplace([&] { second.fetch_add(1); }));
+      try {
+        g.run_n(*ex, 20).get();
+      } catch (const heist::executor_closed&) {
+        if (second.load() > first.load() || first.load() > 20) return false;
+        throw;
+      }
+      return first.load() == 20 && second.load() == 20;
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(100 + 100 * (r % 30)));
+    ex->shutdown();
+    loops.join();
+    pipelines.join();
+    graphs.join();
+    ASSERT_FALSE(failed.load()) << "round " << r;
+  }
+}
