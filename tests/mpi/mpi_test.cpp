@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -156,6 +157,33 @@ TEST(Mpi, NullRequestIsAnErrorNamingIt) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("request"), std::string::npos) << e.what();
   }
+  // The same without an executor (the current one), checked before MPI's state is.
+  EXPECT_THROW(heist::mpi::when_done(MPI_REQUEST_NULL), std::invalid_argument);
+}
+
+// An executor polls through one poller; one that already has another kind (a future
+// integration's) refuses MPI requests with a logic_error rather than mixing them in.
+class other_poller : public heist::detail::poller {
+ public:
+  bool poll() noexcept override { return false; }
+};
+TEST(Mpi, AnExecutorWithAnotherPollerRefusesMpiRequests) {
+  heist::executor ex(1);
+  heist::detail_impl(ex).poller_or_install(
+      [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
+        return std::make_unique<other_poller>();
+      });
+  int value = 0;
+  MPI_Request req;
+  MPI_Irecv(&value, 1, MPI_INT, rank(), 77, MPI_COMM_WORLD, &req);
+  try {
+    heist::mpi::when_done(req, ex);
+    ADD_FAILURE() << "accepted a request on an executor with another poller";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another poller"), std::string::npos) << e.what();
+  }
+  MPI_Cancel(&req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 TEST(Mpi, RequestsFromInsideTasksUseTheRunningExecutor) {
