@@ -366,3 +366,31 @@ TEST(Executor, WaitIdleWakesWhenAnOutsideHelperRunsTheLastTask) {
       ex, [&] { return helper_took_it.load(); }, [&] { release = true; }));
   helper.join();
 }
+
+// A thread_local destructor that runs after heist's own (its object was made before the
+// thread first used heist, so it is destroyed after) may still use heist: it gets a context of
+// its own for the rest of the thread's exit, which goes away with the thread.
+namespace {
+struct submits_at_thread_exit {
+  heist::executor* ex = nullptr;
+  std::atomic<int>* ran = nullptr;
+  ~submits_at_thread_exit() {
+    if (ex != nullptr) ran->fetch_add(ex->submit([] { return 1; }).get());
+  }
+};
+}  // namespace
+
+TEST(Executor, AThreadLocalDestructorAfterHeistsOwnMayStillUseIt) {
+  heist::executor ex(1);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 3; ++i) {
+    std::thread t([&] {
+      thread_local submits_at_thread_exit late;  // made first: destroyed after heist's
+      late.ex = &ex;
+      late.ran = &ran;
+      ex.submit([] {}).get();  // the thread's heist context, made now
+    });
+    t.join();
+  }
+  EXPECT_EQ(ran.load(), 3);
+}
