@@ -293,6 +293,26 @@ TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
 // Whatever the moment the shutdown lands (before a call: refused before it runs anything;
 // during one: its next give or spawn is refused and the call ends with the error), every call
 // returns, no index, item or node runs twice, and a call that returns normally ran everything.
+namespace {
+// Calls mark_all(marks), which marks each of n indices as it runs them: true if it returned
+// and marked each exactly once; if it threw executor_closed, false when an index was marked
+// twice, else the exception passes on.
+template <class MarkAll>
+bool each_index_once(int n, MarkAll mark_all) {
+  std::vector<std::atomic<int>> marks(n);
+  try {
+    mark_all(marks);
+  } catch (const heist::executor_closed&) {
+    for (const auto& m : marks)
+      if (m.load() > 1) return false;
+    throw;
+  }
+  for (const auto& m : marks)
+    if (m.load() != 1) return false;
+  return true;
+}
+}  // namespace
+
 TEST(ExecutorStress, ShutdownRacingOutsideLoopsPipelinesAndGraphsEndsEveryCall) {
   const std::size_t rounds = heist_test::scaled(60);
   for (std::size_t r = 0; r < rounds; ++r) {
@@ -312,40 +332,19 @@ TEST(ExecutorStress, ShutdownRacingOutsideLoopsPipelinesAndGraphsEndsEveryCall) 
       });
     };
     const int n = 4000;
-    // Each call's marks: a normal return must have marked every index once.
     std::thread loops = until_closed([&] {
-      std::vector<std::atomic<int>> marks(n);
-      bool complete = false;
-      try {
+      return each_index_once(n, [&](std::vector<std::atomic<int>>& marks) {
         heist::parallel_for(*ex, 0, n, [&](int i) { marks[i].fetch_add(1); });
-        complete = true;
-      } catch (const heist::executor_closed&) {
-        for (const auto& m : marks)
-          if (m.load() > 1) return false;
-        throw;
-      }
-      for (const auto& m : marks)
-        if (m.load() != (complete ? 1 : 0)) return false;
-      return true;
+      });
     });
     std::thread pipelines = until_closed([&] {
-      std::vector<std::atomic<int>> marks(n);
-      int next = 0;
-      bool complete = false;
-      try {
+      return each_index_once(n, [&](std::vector<std::atomic<int>>& marks) {
+        int next = 0;
         heist::parallel_pipeline(*ex, 4,
                                  heist_test::numbers_below(n, next) &
                                      heist::make_filter<int, void>(heist::filter_mode::parallel,
                                                                    [&](int i) { marks[i]++; }));
-        complete = true;
-      } catch (const heist::executor_closed&) {
-        for (const auto& m : marks)
-          if (m.load() > 1) return false;
-        throw;
-      }
-      for (const auto& m : marks)
-        if (m.load() != 1) return false;
-      return complete;
+      });
     });
     std::thread graphs = until_closed([&] {
       heist::task_graph g;
