@@ -65,8 +65,9 @@ TEST(Errors, ExecutorClosedIsARuntimeErrorForEveryEntryPoint) {
 }
 
 // The algorithms refuse a shut-down executor before any of their work runs (a loop over one
-// leaf would otherwise run it on the caller and return, and a bigger one fail at its first
-// give after running part of the body); coroutines and continuations get the error too.
+// leaf would otherwise run it on the caller and return, and a bigger one run on the caller alone,
+// the workers gone, or fail at a give after part of the body ran); coroutines and
+// continuations get the error too.
 heist::task<int> after_a_schedule(heist::executor& ex) {
   co_await heist::schedule(ex);
   co_return 1;
