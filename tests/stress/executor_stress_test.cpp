@@ -17,6 +17,7 @@
 using namespace std::chrono_literals;
 
 using heist_test::exactly_once;
+using heist_test::split_leaves;
 
 TEST(ExecutorStress, PoolFallingAsleepJustAsWorkArrives) {
   // One submission at a time into a pool that is going to sleep or asleep; the submitter
@@ -153,21 +154,6 @@ TEST(ExecutorStress, NestedGroupsThrowingAtEveryLevel) {
   }
 }
 
-namespace {
-// A binary fork-join tree over the leaves [lo, hi): each leaf hits its index once.
-void split_leaves(exactly_once& once, std::size_t lo, std::size_t hi) {
-  if (hi - lo == 1) {
-    once.hit(lo);
-    return;
-  }
-  const std::size_t mid = lo + (hi - lo) / 2;
-  heist::task_group g;
-  g.run([&once, lo, mid] { split_leaves(once, lo, mid); });
-  split_leaves(once, mid, hi);
-  g.wait();
-}
-}  // namespace
-
 TEST(ExecutorStress, ForkJoinTreesCountEveryTaskOnce) {
   heist::executor ex(3);
   const std::size_t rounds = heist_test::scaled(20);
@@ -294,22 +280,19 @@ TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
 // during one: its next give or spawn is refused and the call ends with the error), every call
 // returns, no index, item or node runs twice, and a call that returns normally ran everything.
 namespace {
-// Calls mark_all(marks), which marks each of n indices as it runs them: true if it returned
-// and marked each exactly once; if it threw executor_closed, false when an index was marked
-// twice, else the exception passes on.
+// Calls mark_all(once), which hits each of n indices as it runs them: true if it returned
+// and hit each exactly once; if it threw executor_closed, false when an index ran twice, else
+// the exception passes on.
 template <class MarkAll>
-bool each_index_once(int n, MarkAll mark_all) {
-  std::vector<std::atomic<int>> marks(n);
+bool each_index_once(std::size_t n, MarkAll mark_all) {
+  exactly_once once(n);
   try {
-    mark_all(marks);
+    mark_all(once);
   } catch (const heist::executor_closed&) {
-    for (const auto& m : marks)
-      if (m.load() > 1) return false;
+    if (once.repeated() != 0) return false;
     throw;
   }
-  for (const auto& m : marks)
-    if (m.load() != 1) return false;
-  return true;
+  return once.wrong() == 0;
 }
 }  // namespace
 
@@ -333,17 +316,17 @@ TEST(ExecutorStress, ShutdownRacingOutsideLoopsPipelinesAndGraphsEndsEveryCall) 
     };
     const int n = 4000;
     std::thread loops = until_closed([&] {
-      return each_index_once(n, [&](std::vector<std::atomic<int>>& marks) {
-        heist::parallel_for(*ex, 0, n, [&](int i) { marks[i].fetch_add(1); });
+      return each_index_once(n, [&](exactly_once& once) {
+        heist::parallel_for(*ex, 0, n, [&](int i) { once.hit(i); });
       });
     });
     std::thread pipelines = until_closed([&] {
-      return each_index_once(n, [&](std::vector<std::atomic<int>>& marks) {
+      return each_index_once(n, [&](exactly_once& once) {
         int next = 0;
         heist::parallel_pipeline(*ex, 4,
                                  heist_test::numbers_below(n, next) &
                                      heist::make_filter<int, void>(heist::filter_mode::parallel,
-                                                                   [&](int i) { marks[i]++; }));
+                                                                   [&](int i) { once.hit(i); }));
       });
     });
     std::thread graphs = until_closed([&] {

@@ -53,11 +53,32 @@ class exactly_once {
       bad += hits(i) != 1;
     return bad;
   }
+  // Indices that ran more than once (a call cut short may leave some unrun, never these).
+  std::size_t repeated() const noexcept {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < m_size; ++i)
+      bad += hits(i) > 1;
+    return bad;
+  }
 
  private:
   std::unique_ptr<std::atomic<int>[]> m_hits;
   std::size_t m_size;
 };
+
+// A binary fork-join tree of nested task_groups over the leaves [lo, hi): each leaf hits its
+// index once.
+inline void split_leaves(exactly_once& once, std::size_t lo, std::size_t hi) {
+  if (hi - lo == 1) {
+    once.hit(lo);
+    return;
+  }
+  const std::size_t mid = lo + (hi - lo) / 2;
+  heist::task_group g;
+  g.run([&once, lo, mid] { split_leaves(once, lo, mid); });
+  split_leaves(once, mid, hi);
+  g.wait();
+}
 
 // Holds every leasable slot of `ex` (executor_impl::k_leasable_slots: four): one outside
 // thread per slot, inside task_group::run_and_wait (a leased slot for the call), counts

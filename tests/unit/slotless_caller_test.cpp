@@ -34,26 +34,6 @@ void call_without_a_slot(heist::executor& ex, Call call) {
   held.open_and_join();
 }
 
-// A binary tree of nested groups over [lo, hi): each leaf marks its index.
-void mark_leaves(std::vector<std::atomic<int>>& marks, std::size_t lo, std::size_t hi) {
-  if (hi - lo == 1) {
-    marks[lo].fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  const std::size_t mid = lo + (hi - lo) / 2;
-  heist::task_group g;
-  g.run([&marks, lo, mid] { mark_leaves(marks, lo, mid); });
-  mark_leaves(marks, mid, hi);
-  g.wait();
-}
-
-// Each index of [0, n) marked once by `body`; true if every mark is exactly 1.
-bool each_once(const std::vector<std::atomic<int>>& marks) {
-  for (const auto& m : marks)
-    if (m.load() != 1) return false;
-  return true;
-}
-
 }  // namespace
 
 TEST(SlotlessCaller, RunsEveryPartitionersLoopToTheEnd) {
@@ -62,24 +42,24 @@ TEST(SlotlessCaller, RunsEveryPartitionersLoopToTheEnd) {
   heist::affinity_partitioner ap;
   call_without_a_slot(ex, [&] {
     auto check = [&](auto&& partitioner, const char* name) {
-      std::vector<std::atomic<int>> marks(n);
+      heist_test::exactly_once once(n);
       heist::parallel_for(
           ex, blocked_range<int>(0, n, 16),
           [&](const blocked_range<int>& r) {
             for (int i = r.begin(); i < r.end(); ++i)
-              marks[i].fetch_add(1, std::memory_order_relaxed);
+              once.hit(i);
           },
           partitioner);
-      EXPECT_TRUE(each_once(marks)) << name;
+      EXPECT_EQ(once.wrong(), 0u) << name;
     };
     check(heist::auto_partitioner{}, "auto");
     check(heist::simple_partitioner{}, "simple");
     check(heist::static_partitioner{}, "static");
     check(ap, "affinity");
     check(ap, "affinity, again");
-    std::vector<std::atomic<int>> marks(n);
-    heist::parallel_for(ex, 0, n, [&](int i) { marks[i].fetch_add(1); });
-    EXPECT_TRUE(each_once(marks)) << "index form";
+    heist_test::exactly_once once(n);
+    heist::parallel_for(ex, 0, n, [&](int i) { once.hit(i); });
+    EXPECT_EQ(once.wrong(), 0u) << "index form";
   });
 }
 
@@ -107,15 +87,15 @@ TEST(SlotlessCaller, ReducesToTheRightSum) {
 
 TEST(SlotlessCaller, ForksAndJoinsATreeOfGroups) {
   heist::executor ex(1);
-  std::vector<std::atomic<int>> marks(4096);
+  heist_test::exactly_once once(4096);
   call_without_a_slot(ex, [&] {
     // The root group's tasks go through the injection queue; the worker forks the rest.
     heist::task_group g(ex);
-    g.run([&] { mark_leaves(marks, 0, 2048); });
-    g.run([&] { mark_leaves(marks, 2048, 4096); });
+    g.run([&] { heist_test::split_leaves(once, 0, 2048); });
+    g.run([&] { heist_test::split_leaves(once, 2048, 4096); });
     g.wait();
   });
-  EXPECT_TRUE(each_once(marks));
+  EXPECT_EQ(once.wrong(), 0u);
 }
 
 TEST(SlotlessCaller, RunsAGraphAndAPipeline) {
@@ -134,18 +114,18 @@ TEST(SlotlessCaller, RunsAGraphAndAPipeline) {
     const int n = 3000;
     int next = 0;
     std::int64_t total = 0;
-    std::vector<std::atomic<int>> marks(n);
+    heist_test::exactly_once once(n);
     heist::parallel_pipeline(
         ex, 8,
         heist_test::numbers_below(n, next) &
             heist::make_filter<int, int>(heist::filter_mode::parallel,
                                          [&](int i) {
-                                           marks[i].fetch_add(1);
+                                           once.hit(i);
                                            return i;
                                          }) &
             heist::make_filter<int, void>(heist::filter_mode::serial_out_of_order,
                                           [&](int i) { total += i; }));
-    EXPECT_TRUE(each_once(marks));
+    EXPECT_EQ(once.wrong(), 0u);
     EXPECT_EQ(total, std::int64_t{n} * (n - 1) / 2);
   });
 }
