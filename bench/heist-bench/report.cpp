@@ -83,12 +83,9 @@ void note_paired_scaling(std::vector<result>& rows) {
   for (result& r : rows) {
     if (r.threads <= 1 || r.unit != "ms" || r.samples.size() < 3) continue;
     const result* one = find_result(rows, r.workload, r.backend, 1);
-    if (one == nullptr || one->samples.size() != r.samples.size()) continue;
-    std::vector<double> ratios;
-    for (std::size_t k = 0; k < r.samples.size(); ++k) {
-      if (r.samples[k] > 0) ratios.push_back(one->samples[k] / r.samples[k]);
-    }
-    const summary s = summarize(ratios);
+    if (one == nullptr) continue;
+    const summary s = ratio_by_round(*one, r);
+    if (s.n == 0) continue;
     char b[96];
     std::snprintf(b, sizeof b, "T1/T%d %.2f (p10..p90 %.2f..%.2f)", r.threads, s.median, s.p10,
                   s.p90);
