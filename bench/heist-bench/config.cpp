@@ -1,4 +1,5 @@
 // heist-bench command-line parsing.
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -21,11 +22,43 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// A count from the command line: the whole text a number, at least 1; the message names the
+// option and the text (std::stoi alone said "stoi", and took "4x" for 4).
+int count_of(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  int n = 0;
+  try {
+    n = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw std::invalid_argument(option + ": '" + text + "' is not a whole number");
+  }
+  if (n < 1) throw std::invalid_argument(option + ": " + text + " is below 1");
+  return n;
+}
+
 const char* k_usage =
     "usage: heist-bench [--full] [--workloads a,b] [--backends x,y] [--threads 1,2]\n"
     "                   [--reps N] [--out DIR] [--trace] [--list]\n";
 
 }  // namespace
+
+void check_names(const config& c, const std::vector<std::string>& workloads,
+                 const std::vector<std::string>& backends) {
+  auto check = [](const std::set<std::string>& given, const std::vector<std::string>& known,
+                  const char* option, const char* what) {
+    for (const std::string& name : given) {
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        throw std::invalid_argument(std::string(option) + ": no " + what + " named '" + name +
+                                    "' (heist-bench --list names them)");
+      }
+    }
+  };
+  check(c.workloads, workloads, "--workloads", "workload");
+  check(c.backends, backends, "--backends", "backend");
+}
 
 config parse_config(int argc, char** argv) {
   config c;
@@ -49,14 +82,10 @@ config parse_config(int argc, char** argv) {
         c.backends.insert(b);
     } else if (arg == "--threads") {
       c.threads_given = true;
-      for (auto& t : split(value())) {
-        const int n = std::stoi(t);
-        if (n < 1) throw std::invalid_argument("--threads: counts must be at least 1");
-        c.threads.push_back(n);
-      }
+      for (auto& t : split(value()))
+        c.threads.push_back(count_of("--threads", t));
     } else if (arg == "--reps") {
-      c.reps = std::stoi(value());
-      if (c.reps < 1) throw std::invalid_argument("--reps must be at least 1");
+      c.reps = count_of("--reps", value());
     } else if (arg == "--out") {
       c.out = value();
     } else if (arg == "-h" || arg == "--help") {

@@ -31,6 +31,12 @@ struct config {
   }
 };
 
+// Throws std::invalid_argument naming the option and the value: an unknown option, a missing
+// value, a count that is not a whole number of at least 1.
 config parse_config(int argc, char** argv);
+// Throws std::invalid_argument naming the first workload or backend of `c` that is not in
+// `workloads` or `backends` (a misspelt name would otherwise run nothing, silently).
+void check_names(const config& c, const std::vector<std::string>& workloads,
+                 const std::vector<std::string>& backends);
 
 }  // namespace bench

@@ -51,18 +51,21 @@ int main(int argc, char** argv) {
   using namespace bench;
   // A child of the memory family: one workload on one backend, then its peak RSS.
   if (argc > 1 && std::string(argv[1]) == "--probe-memory") return probe_memory_main(argc, argv);
+  std::vector<std::string> all_workloads;
+  for (const workload_family& f : sorted_families())
+    all_workloads.insert(all_workloads.end(), f.workloads.begin(), f.workloads.end());
   context x;
   try {
     x.cfg = parse_config(argc, argv);
+    check_names(x.cfg, all_workloads, k_all_backends);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "heist-bench: %s\n", e.what());
     return 2;
   }
   if (x.cfg.list) {
     std::printf("workloads:");
-    for (const workload_family& f : sorted_families())
-      for (const char* w : f.workloads)
-        std::printf(" %s", w);
+    for (const std::string& w : all_workloads)
+      std::printf(" %s", w.c_str());
     std::printf("\nbackends:");
     for (const auto& b : k_all_backends)
       std::printf(" %s", b.c_str());

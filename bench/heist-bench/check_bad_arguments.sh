@@ -1,0 +1,35 @@
+#!/bin/sh
+# Test (ctest HeistBench.BadArgumentsAreRefusedNamingTheArgument): a misspelt workload or
+# backend, or a count that is not a whole number of at least 1, ends heist-bench with exit
+# status 2 and a message naming the option and the value, before anything runs (a misspelt
+# workload used to run nothing and print an empty table; "--reps abc" said "stoi").
+# Usage: check_bad_arguments.sh HEIST_BENCH OUT_DIR
+set -u
+bench=$1
+out=$2
+failed=0
+expect() {  # expect MESSAGE ARGUMENTS...
+  message=$1
+  shift
+  rm -rf "$out"
+  err=$("$bench" --out "$out" "$@" 2>&1 >/dev/null)
+  status=$?
+  if [ "$status" -ne 2 ]; then
+    echo "heist-bench $*: exit status $status, expected 2"
+    failed=1
+  elif ! printf '%s\n' "$err" | grep -qF -- "$message"; then
+    echo "heist-bench $*: said '$err', expected it to contain '$message'"
+    failed=1
+  elif [ -e "$out/results.csv" ]; then
+    echo "heist-bench $*: wrote results"
+    failed=1
+  fi
+}
+expect "--workloads: no workload named 'fibb'" --workloads fib,fibb
+expect "--backends: no backend named 'oneTBB'" --workloads fib --backends heist,oneTBB
+expect "--reps: 'abc' is not a whole number" --workloads fib --reps abc
+expect "--reps: '4x' is not a whole number" --workloads fib --reps 4x
+expect "--threads: 0 is below 1" --workloads fib --threads 1,0
+expect "unknown option --thread" --workloads fib --thread 2
+expect "--out needs a value" --workloads fib --out
+exit $failed
