@@ -12,6 +12,8 @@
 #include <heist/heist.hpp>
 #include <heist/mpi.hpp>
 
+#include "options.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -184,25 +186,28 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  int n = 512, steps = 100;
-  std::size_t workers = 0;  // 0: available_parallelism() (the rank's binding, SPEC 12)
+  long size = 512, step_count = 100, reps_arg = 5;
+  long workers = 0;  // 0: available_parallelism() (the rank's binding, SPEC 12)
   std::string mode = "both", csv;
-  int reps = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--size") n = std::atoi(v.c_str());
-    if (k == "--steps") steps = std::atoi(v.c_str());
-    if (k == "--mode") mode = v;
-    if (k == "--workers") workers = static_cast<std::size_t>(std::atoi(v.c_str()));
-    if (k == "--csv") csv = v;
-    if (k == "--reps") reps = std::max(1, std::atoi(v.c_str()));
-  }
-  if (n < ranks || steps < 1) {
-    if (rank == 0) std::fprintf(stderr, "jacobi: need --size >= ranks and --steps >= 1\n");
+  const std::string bad = example::parse_options(
+      argc, argv,
+      {{"--size", &size, 1, 8192},
+       {"--steps", &step_count, 1, 1 << 24},
+       {"--workers", &workers, 0, 4096},
+       {"--reps", &reps_arg, 1, 1000}},
+      {{"--mode", &mode, {"both", "blocking", "overlap"}}, {"--csv", &csv, {}}});
+  if (!bad.empty() || size < ranks) {
+    if (rank == 0) {
+      std::fprintf(stderr, "jacobi: %s\n",
+                   bad.empty() ? "--size must be at least the number of ranks" : bad.c_str());
+    }
     MPI_Finalize();
     return 2;
   }
-  heist::executor ex(workers == 0 ? heist::available_parallelism() : workers);
+  const int n = static_cast<int>(size), steps = static_cast<int>(step_count);
+  const int reps = static_cast<int>(reps_arg);
+  heist::executor ex(workers == 0 ? heist::available_parallelism()
+                                  : static_cast<std::size_t>(workers));
   bool ok = true;
   // Warm-up (untimed, unchecked): page faults, caches and MPI's connection set-up would
   // otherwise all land on whichever mode runs first.

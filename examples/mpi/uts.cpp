@@ -14,6 +14,8 @@
 #include <heist/heist.hpp>
 #include <heist/mpi.hpp>
 
+#include "options.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -283,14 +285,17 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  std::size_t workers = 0;
+  long workers = 0, depth = g_max_depth;  // workers 0: available_parallelism()
   std::string csv;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--depth") g_max_depth = std::atoi(v.c_str());
-    if (k == "--workers") workers = static_cast<std::size_t>(std::atoi(v.c_str()));
-    if (k == "--csv") csv = v;
+  const std::string bad = example::parse_options(
+      argc, argv, {{"--depth", &depth, 1, 30}, {"--workers", &workers, 0, 4096}},
+      {{"--csv", &csv, {}}});
+  if (!bad.empty()) {
+    if (rank == 0) std::fprintf(stderr, "uts: %s\n", bad.c_str());
+    MPI_Finalize();
+    return 2;
   }
+  g_max_depth = static_cast<int>(depth);
   std::uint64_t expected = 0;
   double serial_s = 0;
   if (rank == 0) {
@@ -301,7 +306,8 @@ int main(int argc, char** argv) {
   rank_stats st;
   double seconds = 0;
   {
-    heist::executor ex(workers == 0 ? heist::available_parallelism() : workers);
+    heist::executor ex(workers == 0 ? heist::available_parallelism()
+                                    : static_cast<std::size_t>(workers));
     MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = std::chrono::steady_clock::now();
     st = run(ex, rank, ranks);
