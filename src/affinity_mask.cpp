@@ -1,3 +1,6 @@
+// affinity_mask (affinity_mask.hpp): construction and copy, which keep a mask of more than
+// 1,024 CPUs in an allocation of its own, and the read of the calling thread's mask, which
+// grows the mask until the kernel's fits (sched_getaffinity fails with EINVAL while too small).
 #include "affinity_mask.hpp"
 
 #include <cerrno>
