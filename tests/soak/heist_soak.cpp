@@ -41,14 +41,42 @@ int main(int argc, char** argv) {
   int seconds = 60;
   std::size_t submitters = 3;
   std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  // A count: the whole text a number of at least 1, or exit status 2 with a message naming the
+  // option (std::stoi alone ended the program in std::terminate, saying "stoi").
+  auto count_of = [](const std::string& option, const std::string& text,
+                     unsigned long max) -> unsigned long {
+    std::size_t used = 0;
+    unsigned long n = 0;
+    try {
+      n = std::stoul(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || text[0] == '-' || n < 1 || n > max) {
+      std::fprintf(stderr, "heist-soak: %s: '%s' is not a count from 1 to %lu\n", option.c_str(),
+                   text.c_str(), max);
+      std::exit(2);
+    }
+    return n;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--submitters" && i + 1 < argc) {
-      submitters = std::stoul(argv[++i]);
-    } else if (arg == "--workers" && i + 1 < argc) {
-      workers = std::stoul(argv[++i]);
+    if (arg == "--submitters" || arg == "--workers") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "heist-soak: %s needs a value\n", arg.c_str());
+        return 2;
+      }
+      // --workers: at most the executor's limit (SPEC section 8), which would otherwise throw.
+      (arg == "--submitters" ? submitters : workers) =
+          count_of(arg, argv[++i], arg == "--workers" ? 4096 : 1024);
+    } else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr,
+                   "heist-soak: unknown option %s\nusage: heist-soak [seconds] "
+                   "[--submitters N] [--workers W]\n",
+                   arg.c_str());
+      return 2;
     } else {
-      seconds = std::stoi(arg);
+      seconds = static_cast<int>(count_of("seconds", arg, 86'400 * 7));
     }
   }
   std::printf("heist-soak: %d s, %zu submitters, %zu workers\n", seconds, submitters, workers);
