@@ -37,9 +37,9 @@ inline void add_note(result& r, const std::string& text) {
 
 // a's time over b's, round by round: rows timed in the same rounds (timed_case_with) have
 // sample k from round k, so a/b of the same k saw the same state of a shared machine; a ratio
-// of medians does not when the machine slows for stretches of a run (BENCHMARKS.md, "Reading
-// the EPCC ratios"). The median and p10..p90 of those ratios; n = 0 when the rows' sample
-// counts differ (not timed together).
+// of medians does not when the machine slows for stretches of a run (BENCHMARKS.md's method;
+// docs/bench-history/issue-13-round-39.md). The median and p10..p90 of those ratios; n = 0
+// when the rows' sample counts differ (not timed together).
 inline summary ratio_by_round(const result& a, const result& b) {
   std::vector<double> ratios;
   if (a.samples.size() != b.samples.size()) return {};
