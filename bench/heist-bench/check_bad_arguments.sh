@@ -1,8 +1,9 @@
 #!/bin/sh
 # Test (ctest HeistBench.BadArgumentsAreRefusedNamingTheArgument): a misspelt workload or
-# backend, or a count that is not a whole number of at least 1, ends heist-bench with exit
-# status 2 and a message naming the option and the value, before anything runs (a misspelt
-# workload used to run nothing and print an empty table; "--reps abc" said "stoi").
+# backend, or a count that is not a whole number of at least 1 (and, for threads, at most
+# heist's 4,096), ends heist-bench with exit status 2 and a message naming the option and the
+# value, before anything runs (a misspelt workload used to run nothing and print an empty
+# table; "--reps abc" said "stoi"; "--threads 5000" ended in std::terminate mid-run).
 # Usage: check_bad_arguments.sh HEIST_BENCH OUT_DIR
 set -u
 bench=$1
@@ -30,6 +31,7 @@ expect "--backends: no backend named 'oneTBB'" --workloads fib --backends heist,
 expect "--reps: 'abc' is not a whole number" --workloads fib --reps abc
 expect "--reps: '4x' is not a whole number" --workloads fib --reps 4x
 expect "--threads: 0 is below 1" --workloads fib --threads 1,0
+expect "--threads: 5000 is above 4096" --workloads fib --threads 2,5000
 expect "unknown option --thread" --workloads fib --thread 2
 expect "--out needs a value" --workloads fib --out
 exit $failed

@@ -1,5 +1,6 @@
 // heist-bench command-line parsing.
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -22,9 +23,9 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// A count from the command line: the whole text a number, at least 1; the message names the
-// option and the text (std::stoi alone said "stoi", and took "4x" for 4).
-int count_of(const std::string& option, const std::string& text) {
+// A count from the command line: the whole text a number, from 1 to `max`; the message names
+// the option and the text (std::stoi alone said "stoi", and took "4x" for 4).
+int count_of(const std::string& option, const std::string& text, int max) {
   std::size_t used = 0;
   int n = 0;
   try {
@@ -36,8 +37,15 @@ int count_of(const std::string& option, const std::string& text) {
     throw std::invalid_argument(option + ": '" + text + "' is not a whole number");
   }
   if (n < 1) throw std::invalid_argument(option + ": " + text + " is below 1");
+  if (n > max) {
+    throw std::invalid_argument(option + ": " + text + " is above " + std::to_string(max));
+  }
   return n;
 }
+
+// heist's executor takes at most 4,096 workers (SPEC section 8); a larger count would throw
+// from a backend's constructor in the middle of the run.
+constexpr int k_max_threads = 4096;
 
 const char* k_usage =
     "usage: heist-bench [--full] [--workloads a,b] [--backends x,y] [--threads 1,2]\n"
@@ -83,9 +91,9 @@ config parse_config(int argc, char** argv) {
     } else if (arg == "--threads") {
       c.threads_given = true;
       for (auto& t : split(value()))
-        c.threads.push_back(count_of("--threads", t));
+        c.threads.push_back(count_of("--threads", t, k_max_threads));
     } else if (arg == "--reps") {
-      c.reps = count_of("--reps", value());
+      c.reps = count_of("--reps", value(), std::numeric_limits<int>::max());
     } else if (arg == "--out") {
       c.out = value();
     } else if (arg == "-h" || arg == "--help") {

@@ -32,7 +32,7 @@ struct config {
 };
 
 // Throws std::invalid_argument naming the option and the value: an unknown option, a missing
-// value, a count that is not a whole number of at least 1.
+// value, a count that is not a whole number of at least 1 (--threads: at most 4,096).
 config parse_config(int argc, char** argv);
 // Throws std::invalid_argument naming the first workload or backend of `c` that is not in
 // `workloads` or `backends` (a misspelt name would otherwise run nothing, silently).
