@@ -274,11 +274,6 @@ TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
   EXPECT_EQ(s.external.steal_attempts, s.external.stolen + s.external.failed_steals);
 }
 
-// Algorithms called from outside while the executor shuts down: a loop, a pipeline and a graph
-// run, each called again and again on a thread of its own until one throws executor_closed.
-// Whatever the moment the shutdown lands (before a call: refused before it runs anything;
-// during one: its next give or spawn is refused and the call ends with the error), every call
-// returns, no index, item or node runs twice, and a call that returns normally ran everything.
 namespace {
 // Calls mark_all(once), which hits each of n indices as it runs them: true if it returned
 // and hit each exactly once; if it threw executor_closed, false when an index ran twice, else
@@ -296,6 +291,11 @@ bool each_index_once(std::size_t n, MarkAll mark_all) {
 }
 }  // namespace
 
+// Algorithms called from outside while the executor shuts down: a loop, a pipeline and a graph
+// run, each called again and again on a thread of its own until one throws executor_closed.
+// Whatever the moment the shutdown lands (before a call: refused before it runs anything;
+// during one: its next give or spawn is refused and the call ends with the error), every call
+// returns, no index, item or node runs twice, and a call that returns normally ran everything.
 TEST(ExecutorStress, ShutdownRacingOutsideLoopsPipelinesAndGraphsEndsEveryCall) {
   const std::size_t rounds = heist_test::scaled(60);
   for (std::size_t r = 0; r < rounds; ++r) {
