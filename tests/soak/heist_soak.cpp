@@ -152,6 +152,12 @@ int main(int argc, char** argv) {
   std::printf("task memory MiB:     after warm-up %.1f, max %.1f, end %.1f\n", mib(slab_base),
               mib(slab_max), mib(slab_end));
   bool ok = true;
+  // A run too short (or a machine too loaded) for any program to finish has checked nothing:
+  // it must not read as a pass.
+  if (programs.load() == 0) {
+    std::printf("FAIL: no program finished, so nothing was checked\n");
+    ok = false;
+  }
   if (posted.load() != counted.load()) {
     std::printf("FAIL: a counted task was lost or ran twice\n");
     ok = false;
