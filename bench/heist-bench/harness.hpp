@@ -3,6 +3,7 @@
 // workload touches one file: its family's (families/*.cpp), which registers it here.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -100,6 +101,53 @@ inline bool with_backend(const std::string& key, int threads, F&& f) {
   return true;
 }
 
+// Per worker, the tasks it has run so far, where the backend can say (heist's executors);
+// empty for the others.
+template <class B>
+std::vector<std::uint64_t> worker_task_counts(B& b) {
+  std::vector<std::uint64_t> counts;
+  if constexpr (requires { b.exec().stats(); }) {
+    for (const heist::worker_stats& w : b.exec().stats().workers)
+      counts.push_back(w.executed);
+  }
+  return counts;
+}
+
+// What a timed sample's threads did, for note_slow_samples (results.hpp), on rows whose
+// backend counts tasks per worker (heist's): the process's CPU time over threads x wall time
+// (the calling thread only posts the root and waits), and the least busy worker's tasks over
+// the workers' mean. Taken right around the timed call: a clock read and a copy of the
+// counters, so that the sample still starts while the untimed run's workers are awake.
+// Backends that do not count tasks per worker record nothing and pay nothing.
+class sample_probe {
+ public:
+  template <class B>
+  explicit sample_probe(B& b) : m_tasks(worker_task_counts(b)) {
+    if (m_tasks.size() >= 2) m_cpu = process_cpu_seconds();
+  }
+
+  template <class B>
+  void record(result& r, B& b, double wall) const {
+    if (m_tasks.size() < 2 || wall <= 0) return;
+    const double cpu = process_cpu_seconds() - m_cpu;
+    const std::vector<std::uint64_t> tasks = worker_task_counts(b);
+    if (tasks.size() != m_tasks.size()) return;
+    double least = 0, total = 0;
+    for (std::size_t w = 0; w < tasks.size(); ++w) {
+      const auto ran = static_cast<double>(tasks[w] - m_tasks[w]);
+      least = w == 0 ? ran : std::min(least, ran);
+      total += ran;
+    }
+    if (total <= 0) return;
+    r.busy.push_back(cpu / (wall * r.threads));
+    r.least_share.push_back(least / (total / static_cast<double>(tasks.size())));
+  }
+
+ private:
+  std::vector<std::uint64_t> m_tasks;
+  double m_cpu = 0;
+};
+
 // Runs `body(backend)` (which returns a checksum) for `reps` timed repetitions on each
 // selected backend and thread count. The machine is shared and noisy, so repetitions are
 // interleaved: each round runs every (thread count, backend) pair once, in an order rotated
@@ -150,7 +198,9 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
         for (int run = 0; run <= 1; ++run) {  // run 0: untimed, wakes the backend's threads
           if (setup) setup();
           std::uint64_t sum = 0;
+          const sample_probe probe(b);
           const double s = time_once([&] { sum = body(b); });
+          if (run == 1) probe.record(r, b, s);
           if (sum != expected) {
             std::fprintf(stderr, "heist-bench: %s on %s gave %llu, expected %llu\n",
                          workload.c_str(), r.backend.c_str(), static_cast<unsigned long long>(sum),
@@ -169,6 +219,7 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
     done.push_back(std::move(rows[i]));
   }
   note_paired_scaling(done);
+  note_slow_samples(done);
   for (result& r : done) {
     print_progress(r);
     x.results.push_back(std::move(r));

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,14 @@ struct thread_cpu_snapshot {
 };
 thread_cpu_snapshot other_threads_cpu();
 double cpu_seconds_since(const thread_cpu_snapshot& before);
+
+// CPU time of the whole process so far, in seconds: one clock read, cheap enough to take right
+// around a timed sample (other_threads_cpu reads a file per thread).
+inline double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 // Busy work the optimizer cannot remove: about `ns` nanoseconds of spinning on the clock.
 inline void spin_for_ns(std::int64_t ns) {

@@ -1,6 +1,8 @@
 // What heist-bench measures and reports.
 #pragma once
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,11 @@ struct result {
   std::vector<double> samples;
   summary stats;
   std::string note;  // extra figures (p99, useful cores, ...)
+  // Per sample, where recorded (timed_case_with, backends that count tasks per worker): the
+  // CPU time of the threads doing the work over threads x wall time, and the least busy
+  // worker's tasks over the workers' mean. Either empty, or one entry per sample.
+  std::vector<double> busy;
+  std::vector<double> least_share;
 };
 
 // The row of `workload` on `backend` at `threads`, or nullptr.
@@ -47,6 +54,61 @@ inline summary ratio_by_round(const result& a, const result& b) {
     if (b.samples[k] > 0) ratios.push_back(a.samples[k] / b.samples[k]);
   }
   return summarize(ratios);
+}
+
+// What the threads did in a sample, from its result::busy and least_share.
+enum class sample_shape {
+  worker_idle,        // busy below 0.9: a worker parked, or its thread was preempted
+  uneven_cores,       // all busy, the least busy under 0.85x the mean tasks: a slower vCPU
+                      // whose share the others stole
+  every_core_slower,  // all busy, even shares: the whole machine ran slower
+};
+inline sample_shape shape_of(double busy, double least_share) {
+  if (busy < 0.9) return sample_shape::worker_idle;
+  return least_share < 0.85 ? sample_shape::uneven_cores : sample_shape::every_core_slower;
+}
+
+// On rows at 2+ threads that recorded each sample's shape: how many samples took over 1.1x
+// the row's median (issue 13's bar for the spread of T1/T2) and what their threads did, so
+// that a slow sample says whether the scheduler left a worker idle or a core ran slow
+// (docs/bench-history/issue-13-round-40.md).
+inline void note_slow_samples(std::vector<result>& rows) {
+  struct shape_count {
+    const char* label;
+    int n = 0;
+    double busy_lo = 0, busy_hi = 0, share_lo = 0, share_hi = 0;
+  };
+  for (result& r : rows) {
+    const std::size_t n = r.samples.size();
+    if (r.threads <= 1 || n < 3 || r.busy.size() != n || r.least_share.size() != n) continue;
+    shape_count counts[] = {
+        {"a worker idle"}, {"cores at different speeds"}, {"every core slower"}};
+    int slow = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (r.samples[k] <= 1.1 * r.stats.median) continue;
+      ++slow;
+      shape_count& c = counts[static_cast<int>(shape_of(r.busy[k], r.least_share[k]))];
+      const bool first = c.n++ == 0;
+      c.busy_lo = first ? r.busy[k] : std::min(c.busy_lo, r.busy[k]);
+      c.busy_hi = first ? r.busy[k] : std::max(c.busy_hi, r.busy[k]);
+      c.share_lo = first ? r.least_share[k] : std::min(c.share_lo, r.least_share[k]);
+      c.share_hi = first ? r.least_share[k] : std::max(c.share_hi, r.least_share[k]);
+    }
+    if (slow == 0) continue;
+    std::string text =
+        std::to_string(slow) + " of " + std::to_string(n) + " samples over 1.1x the median:";
+    const char* sep = " ";
+    for (const shape_count& c : counts) {
+      if (c.n == 0) continue;
+      char b[160];
+      std::snprintf(b, sizeof b,
+                    "%s%s %d (busy %.2f..%.2f, least busy worker %.2f..%.2fx the mean tasks)", sep,
+                    c.label, c.n, c.busy_lo, c.busy_hi, c.share_lo, c.share_hi);
+      text += b;
+      sep = ", ";
+    }
+    add_note(r, text);
+  }
 }
 
 struct machine_info {
