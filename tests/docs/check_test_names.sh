@@ -1,7 +1,7 @@
 #!/bin/sh
 # Test (ctest docs.every_test_the_docs_name_exists): every test that README.md, BENCHMARKS.md
 # and docs/*.md name as `Suite.Name` (or `Suite.*`) is defined: a GoogleTest TEST, TEST_F,
-# TEST_P or TYPED_TEST under tests/, or a ctest add_test(NAME ...) of the project's CMake
+# TEST_P or TYPED_TEST under tests/ or bench/, or a ctest add_test(NAME ...) of the project's CMake
 # files. A guarantee that cites a renamed or deleted test is a guarantee nobody checks any
 # more (design-spawn.md cited a test renamed rounds before). docs/bench-history/ is left out:
 # those pages are kept as written at the time. Usage: check_test_names.sh SOURCE_DIR
@@ -10,7 +10,7 @@ cd "$1"
 defined=$(mktemp)
 trap 'rm -f "$defined"' EXIT
 # TEST(Suite, Name) and friends, possibly split over lines by clang-format: join each file.
-for f in $(find tests -name '*.cpp' -o -name '*.hpp'); do
+for f in $(find tests bench -name '*.cpp' -o -name '*.hpp'); do
   tr '\n' ' ' <"$f" |
     grep -oE '\b(TEST|TEST_F|TEST_P|TYPED_TEST)[[:space:]]*\([[:space:]]*[A-Za-z0-9_]+[[:space:]]*,[[:space:]]*[A-Za-z0-9_]+' |
     sed -E 's/.*\([[:space:]]*([A-Za-z0-9_]+)[[:space:]]*,[[:space:]]*([A-Za-z0-9_]+)/\1.\2/'
