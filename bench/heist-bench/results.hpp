@@ -68,7 +68,8 @@ inline sample_shape shape_of(double busy, double least_share) {
   return least_share < 0.85 ? sample_shape::uneven_cores : sample_shape::every_core_slower;
 }
 
-// On rows at 2+ threads that recorded each sample's shape: how many samples took over 1.1x
+// On rows at 2+ threads that recorded each sample's shape and whose median sample kept its
+// workers busy (compute-bound rows, the fork-join family's): how many samples took over 1.1x
 // the row's median (issue 13's bar for the spread of T1/T2) and what their threads did, so
 // that a slow sample says whether the scheduler left a worker idle or a core ran slow
 // (docs/bench-history/issue-13-round-40.md).
@@ -81,6 +82,9 @@ inline void note_slow_samples(std::vector<result>& rows) {
   for (result& r : rows) {
     const std::size_t n = r.samples.size();
     if (r.threads <= 1 || n < 3 || r.busy.size() != n || r.least_share.size() != n) continue;
+    // Only rows whose typical sample keeps every worker busy: in one whose workers wait by
+    // design (sleeping tasks, trickled work), an idle worker says nothing about the sample.
+    if (quantile(r.busy, 0.5) < 0.9) continue;
     shape_count counts[] = {
         {"a worker idle"}, {"cores at different speeds"}, {"every core slower"}};
     int slow = 0;

@@ -44,12 +44,13 @@ TEST(SlowSamples, EachSlowSampleIsCountedUnderItsShape) {
             "1.00..1.00, least busy worker 0.90..0.90x the mean tasks)");
 }
 
-TEST(SlowSamples, NoNoteWithoutSlowSamplesOneThreadOrShapes) {
+TEST(SlowSamples, NoNoteWithoutSlowSamplesOneThreadShapesOrBusyWorkers) {
   std::vector<bench::result> rows{
-      row(2, {10, 10.5, 11, 9}, {1, 1, 1, 1}, {1, 1, 1, 1}),  // none over 1.1x
-      row(1, {10, 10, 10, 20}, {1, 1, 1, 1}, {1, 1, 1, 1}),   // one thread
-      row(2, {10, 10, 10, 20}, {}, {}),                       // not recorded
-      row(2, {10, 10, 10, 20}, {1, 1, 1}, {1, 1, 1})};        // not one per sample
+      row(2, {10, 10.5, 11, 9}, {1, 1, 1, 1}, {1, 1, 1, 1}),           // none over 1.1x
+      row(1, {10, 10, 10, 20}, {1, 1, 1, 1}, {1, 1, 1, 1}),            // one thread
+      row(2, {10, 10, 10, 20}, {}, {}),                                // not recorded
+      row(2, {10, 10, 10, 20}, {1, 1, 1}, {1, 1, 1}),                  // not one per sample
+      row(2, {10, 10, 10, 20}, {0.5, 0.5, 0.95, 1}, {1, 1, 1, 0.5})};  // workers wait by design
   bench::note_slow_samples(rows);
   for (const bench::result& r : rows)
     EXPECT_EQ(r.note, "");
