@@ -21,8 +21,8 @@ struct result {
   summary stats;
   std::string note;  // extra figures (p99, useful cores, ...)
   // Per sample, where recorded (timed_case_with, backends that count tasks per worker): the
-  // CPU time of the threads doing the work over threads x wall time, and the least busy
-  // worker's tasks over the workers' mean. Either empty, or one entry per sample.
+  // process's CPU time over threads x wall time, and the least busy worker's tasks over the
+  // workers' mean. Either empty, or one entry per sample.
   std::vector<double> busy;
   std::vector<double> least_share;
 };
