@@ -1,9 +1,9 @@
 #!/bin/sh
 # Test (ctest docs.every_test_the_docs_name_exists): every test that README.md, BENCHMARKS.md
 # and docs/*.md name as `Suite.Name` (or `Suite.*`) is defined: a GoogleTest TEST, TEST_F,
-# TEST_P or TYPED_TEST under tests/ or bench/, or a ctest add_test(NAME ...) of the project's CMake
-# files. A guarantee that cites a renamed or deleted test is a guarantee nobody checks any
-# more (design-spawn.md cited a test renamed rounds before). docs/bench-history/ is left out:
+# TEST_P or TYPED_TEST under tests/ or bench/, or a ctest add_test(NAME ...) of the project's
+# CMake files. A guarantee that cites a renamed or deleted test is a guarantee nobody checks
+# any more (design-spawn.md cited a test renamed rounds before). docs/bench-history/ is left out:
 # those pages are kept as written at the time. Usage: check_test_names.sh SOURCE_DIR
 set -eu
 cd "$1"
