@@ -322,9 +322,9 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
         "same row, so that it starts with the backend's threads awake); p10/p90 give "
         "the spread. `vs heist` divides by heist's median at the same thread count, measured in "
         "the same run. A heist row at 2 or more threads that keeps its workers busy says how many "
-        "samples took over 1.1x its median and what its workers did in them: one idle (heist's "
-        "to look at), cores at different speeds or every core slower (the machine's). Raw "
-        "samples: `results.csv`.\n";
+        "samples took over 1.1x its median and what its workers did in them: one idle (parked, or "
+        "its thread preempted by the host: heist's to look at first), cores at different speeds "
+        "or every core slower (the machine's). Raw samples: `results.csv`.\n";
   std::string group;
   for (const std::string& w : workloads_in_order(rs)) {
     const result* first = nullptr;
