@@ -2,6 +2,8 @@
 // (inject), leases of a slot for a scope (arena_lease.hpp), and visits: a worker with nothing
 // to do at home leases a slot of a task_arena that has work. (Glossary:
 // scheduler_internal.hpp.)
+#include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "heist/detail/arena_lease.hpp"
@@ -113,6 +115,20 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
 void arena::wait_for_injectors() const noexcept {
   while (m_inject.producers_inside())
     std::this_thread::yield();
+}
+
+void arena_lifetime::close() noexcept {
+  // acq_rel: the release half has nothing to publish to pins (they take nothing once they
+  // see the bit); the acquire half and the loads below pair with unpin's release.
+  m_word.fetch_or(k_closed, std::memory_order_acq_rel);
+  HEIST_PERTURB_POINT(arena_closing);
+  // Pins are short (a spawn or a helping wait on a future); a holder may be waiting for a
+  // value, so this sleeps rather than spins.
+  for (auto pause = std::chrono::microseconds(1);
+       (m_word.load(std::memory_order_acquire) & ~k_closed) != 0;
+       pause = std::min(pause * 2, std::chrono::microseconds(1000))) {
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 slot* begin_lease(thread_context& c, arena& a) noexcept {

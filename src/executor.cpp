@@ -102,6 +102,9 @@ executor_impl::~executor_impl() {
       join_workers();
     }
   }
+  // Futures, continuations and coroutines that outlive the executor reach its arena only
+  // through a pin (arena_lifetime.hpp): none is taken after this, and those held end first.
+  m_arena->close_lifetime();
   // An outside thread whose task already ran may still be inside inject() (arena.hpp).
   m_arena->wait_for_injectors();
 }

@@ -37,16 +37,20 @@
 #include <utility>
 
 #include "heist/detail/perturb.hpp"
+#include "heist/detail/resume.hpp"
 #include "heist/detail/spawn.hpp"
 
 namespace heist::detail {
 
 void graph_runner::enqueue(run_request& r) {
+  // Composition cycles first, holding one graph's lock at a time (graph_validation.cpp): two
+  // graphs that contain each other, run from two threads at once, must both throw.
+  std::vector<const task_graph*> path;
+  check_composition(path);
   bool first;
   {
     std::lock_guard<std::mutex> lock(m_lock);
-    std::vector<const task_graph*> path;
-    validate_locked(path);
+    if (!m_validated) validate_topology();  // changed since: the topology is checked again
     first = append_locked(r);
   }
   HEIST_PERTURB_POINT(graph_request_queued);
@@ -80,7 +84,10 @@ void graph_runner::wait_for_runs() noexcept {
   }
   if (last != nullptr) {
     try {
-      if (!last->done()) help_until_pending(*last->m_arena, *last);
+      if (!last->done()) {
+        arena_in_use home(last->m_home);  // alive: the run in flight keeps its executor busy
+        help_until_pending(home.get() != nullptr ? *home.get() : current_arena(), *last);
+      }
     } catch (...) {  // the runs finish either way
     }
     last->release();

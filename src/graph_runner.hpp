@@ -51,7 +51,6 @@ class graph_runner {
     // last run end also sees everything that run did.
     return m_in_flight.load(std::memory_order_acquire) != 0;
   }
-  void invalidate() noexcept { m_validated = false; }
 
   // Validates (if the graph changed), queues a request, and starts it if it is first.
   void enqueue(run_request& r);
@@ -120,11 +119,26 @@ class graph_runner {
   bool append_locked(run_request& r) noexcept;
 
  public:
-  // Recomputes strong-predecessor counts and sources, and rejects strong cycles and
-  // composition cycles, if the graph changed since the last run. Under m_lock.
-  void validate_locked(std::vector<const task_graph*>& path);
+  // Validates this graph (strong-predecessor counts, sources, strong cycles) if it changed
+  // since the last run, under its lock, then each module's graph the same way, and rejects
+  // a module whose graph is on `path` (a composition cycle). Never holds two graphs' locks.
+  void check_composition(std::vector<const task_graph*>& path);
+
+  // Edits of the node store: under m_lock, and refused (std::logic_error naming `what`)
+  // while a run is in flight, so that an edit racing a first run() from another thread is
+  // either before the run or refused.
+  template <class Edit>
+  decltype(auto) edit(const char* what, Edit&& e) {
+    std::lock_guard<std::mutex> lock(m_lock);
+    refuse_if_running_locked(what);
+    m_validated = false;
+    return e();
+  }
 
  private:
+  void refuse_if_running_locked(const char* what) const;
+  // Recomputes strong-predecessor counts and sources, and rejects strong cycles. Under
+  // m_lock.
   void validate_topology();
 
   // Kahn's algorithm over strong edges; a node left over lies on or after a strong cycle.

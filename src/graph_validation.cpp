@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph_runner.hpp"
@@ -16,19 +17,34 @@ std::string node_label(const graph_node_data& n) {
   return id;
 }
 
-void graph_runner::validate_locked(std::vector<const task_graph*>& path) {
-  if (!m_validated) validate_topology();
+void graph_runner::check_composition(std::vector<const task_graph*>& path) {
+  std::vector<std::pair<const graph_node_data*, task_graph*>> modules;
+  {
+    std::lock_guard<std::mutex> lock(m_lock);
+    if (!m_validated) validate_topology();
+    modules.reserve(m_modules.size());
+    for (const graph_node_data* n : m_modules)
+      modules.emplace_back(n, n->m_module);
+  }
   path.push_back(&m_graph);
-  for (graph_node_data* n : m_modules) {
-    task_graph& sub = *n->m_module;
-    if (std::find(path.begin(), path.end(), &sub) != path.end()) {
+  for (const auto& [n, sub] : modules) {
+    if (std::find(path.begin(), path.end(), sub) != path.end()) {
       throw std::invalid_argument("heist::task_graph::run: module node \"" + node_label(*n) +
                                   "\" contains a graph that contains it");
     }
-    std::lock_guard<std::mutex> lock(sub.m_runner->m_lock);
-    sub.m_runner->validate_locked(path);
+    sub->m_runner->check_composition(path);
   }
   path.pop_back();
+}
+
+void graph_runner::refuse_if_running_locked(const char* what) const {
+  // Under m_lock, where every run request is counted in flight (append_locked) before it
+  // starts. acquire: pairs with complete()'s release decrement, so an edit made after the
+  // last run ended also orders after everything that run did.
+  if (m_in_flight.load(std::memory_order_acquire) != 0) {
+    throw std::logic_error(std::string("heist::task_graph::") + what +
+                           ": the graph is running; change it between runs");
+  }
 }
 
 void graph_runner::validate_topology() {

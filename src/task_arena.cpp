@@ -27,9 +27,12 @@ class task_arena_state {
   }
 
   ~task_arena_state() {
-    // Every task of the arena (enqueued ones included) runs to completion first; workers keep
-    // visiting while it is registered. Then it leaves the executor's list, and the executor
-    // waits for visitors still inside.
+    // No continuation or coroutine from outside enters from now on (arena_lifetime.hpp: they
+    // end with executor_closed, or resume on their completing thread). Every task of the
+    // arena (enqueued ones included) runs to completion first; workers keep visiting while
+    // it is registered.
+    // Then it leaves the executor's list, and the executor waits for visitors still inside.
+    m_arena.close_lifetime();
     for (auto pause = std::chrono::microseconds(10); m_arena.in_flight() != 0;
          pause = std::min(pause * 2, std::chrono::microseconds(1000))) {
       std::this_thread::sleep_for(pause);

@@ -29,10 +29,15 @@ void graph_node::link(const graph_node& from, const graph_node& to) {
                                 "\" and \"" + detail::node_label(b) +
                                 "\" belong to different graphs");
   }
-  a.m_graph->check_not_running("precede");
-  a.m_successors.push_back(&b);
-  b.m_predecessors.push_back(&a);
-  a.m_graph->m_runner->invalidate();
+  a.m_graph->m_runner->edit("precede", [&] {
+    a.m_successors.push_back(&b);
+    try {
+      b.m_predecessors.push_back(&a);
+    } catch (...) {
+      a.m_successors.pop_back();
+      throw;
+    }
+  });
 }
 
 graph_node& graph_node::name(std::string n) {
@@ -59,49 +64,37 @@ task_graph::~task_graph() {
   m_runner->wait_for_runs();
 }
 
-void task_graph::check_not_running(const char* what) const {
-  if (m_runner->in_flight()) {
-    throw std::logic_error(std::string("heist::task_graph::") + what +
-                           ": the graph is running; change it between runs");
-  }
-}
-
-graph_node_data& task_graph::add_node(graph_node_kind kind) {
-  check_not_running("emplace");
-  const std::size_t index = m_nodes.size();
-  graph_node_data& n = m_nodes.emplace_back();
-  n.m_graph = this;
-  n.m_kind = kind;
-  n.m_index = index;
-  m_runner->invalidate();
-  return n;
+graph_node_data& task_graph::add_node(graph_node_kind kind, std::function<int()> f,
+                                      task_graph* module) {
+  return m_runner->edit("emplace", [&]() -> graph_node_data& {
+    const std::size_t index = m_nodes.size();
+    graph_node_data& n = m_nodes.emplace_back();
+    n.m_graph = this;
+    n.m_kind = kind;
+    n.m_index = index;
+    n.m_fn = std::move(f);
+    n.m_module = module;
+    return n;
+  });
 }
 
 graph_node task_graph::add_work(std::function<int()> f) {
-  graph_node_data& n = add_node(graph_node_kind::work);
-  n.m_fn = std::move(f);
-  return graph_node(&n);
+  return graph_node(&add_node(graph_node_kind::work, std::move(f), nullptr));
 }
 
 graph_node task_graph::add_condition(std::function<int()> f) {
-  graph_node_data& n = add_node(graph_node_kind::condition);
-  n.m_fn = std::move(f);
-  return graph_node(&n);
+  return graph_node(&add_node(graph_node_kind::condition, std::move(f), nullptr));
 }
 
 graph_node task_graph::emplace(task_graph& subgraph) {
   if (&subgraph == this) {
     throw std::invalid_argument("heist::task_graph::emplace: a graph cannot be a node of itself");
   }
-  graph_node_data& n = add_node(graph_node_kind::module);
-  n.m_module = &subgraph;
-  return graph_node(&n);
+  return graph_node(&add_node(graph_node_kind::module, nullptr, &subgraph));
 }
 
 void task_graph::clear() {
-  check_not_running("clear");
-  m_nodes.clear();
-  m_runner->invalidate();
+  m_runner->edit("clear", [&] { m_nodes.clear(); });
 }
 
 namespace {

@@ -95,8 +95,18 @@ void executor_impl::restart_worker(sleeper& placeholder) noexcept {
   auto& r = static_cast<retired_worker&>(placeholder);
   executor_impl& exec = *r.exec;
   HEIST_PERTURB_POINT(worker_restarting);
-  std::lock_guard<std::mutex> lock(exec.m_threads_lock);
-  if (exec.m_threads_closed) return;  // shutting down: everything accepted has run
+  std::unique_lock<std::mutex> lock(exec.m_threads_lock);
+  if (exec.m_threads_closed) {
+    // Shutting down: everything accepted has run, and no thread starts. The waker's unlisting
+    // turned the placeholder's sleeping count into a searcher's; no thread will end that
+    // search, so it ends here (L1), or it would stand in the counts for good and hide the
+    // sleepers still listed (helping waiters) from publishers. L2 without the queues: as the
+    // last searcher, it hands the search on to a sleeper, which looks at them itself (a
+    // placeholder picked again ends here again, one fewer each time).
+    lock.unlock();
+    if (exec.idle().end_search(r.m_kind).needed()) exec.idle().wake_one(false);
+    return;
+  }
   // Old threads of retired workers that finished: join them now, so they do not pile up.
   auto& exited = exec.m_exited;
   for (std::size_t k = 0; k < exited.size();) {

@@ -247,26 +247,40 @@ class future_awaiter final : public completion_callback {
     return m_state->ready();
   }
   template <class P>
-  bool await_suspend(std::coroutine_handle<P> h) noexcept {
+  bool await_suspend(std::coroutine_handle<P> h) {
+    // Another consumer's callback (a broken invariant, future_state.hpp): refused before
+    // anything is changed, so the coroutine resumes with the error.
+    if (m_state->taken()) throw_future_taken("co_await on a heist::future");
     m_handle = h;
     m_resume_group = group_to_resume_in<P>(m_resume_group);
     // Where the coroutine runs now: it resumes there if the future is completed by a thread
-    // outside every executor (otherwise on the completing thread's executor).
+    // outside every executor (otherwise on the completing thread's executor). Held as a
+    // reference: that executor may be destroyed before the future completes.
     const thread_context* c = t_context;
-    m_home = c != nullptr && c->m_arena != nullptr ? c->m_arena : m_state->m_arena;
-    return m_state->on_complete(this);  // false: completed meanwhile, go on at once
+    m_home = c != nullptr && c->m_arena != nullptr ? c->m_arena->lifetime() : m_state->m_home;
+    // ready: completed meanwhile, go on at once.
+    return m_state->on_complete(this) == registration::registered;
   }
-  void fire() noexcept override { resume_in(continuation_arena(m_home), m_handle); }
+  // The home is gone (its executor or task_arena destroyed): the coroutine goes on here, on
+  // the completing thread, as it does when its executor refuses it.
+  void fire() noexcept override {
+    if (!with_continuation_arena(m_home, [&](arena& a) { resume_in(a, m_handle); })) {
+      resume_here(m_handle);
+    }
+  }
   T await_resume() {
     enter_group(m_resume_group);
-    if (m_state->m_error) std::rethrow_exception(m_state->m_error);
+    // Moved out, not copied: the producer may drop the state's last reference on its own
+    // thread, and the exception must not be destroyed there while this coroutine handles it
+    // (as future::get).
+    if (m_state->m_error) std::rethrow_exception(std::exchange(m_state->m_error, nullptr));
     if constexpr (!std::is_void_v<T>) return std::move(*m_state->m_value);
   }
 
  private:
   future_state<T>* m_state;
   wait_context* m_resume_group;  // the running group to put back (resume.hpp, enter_group)
-  arena* m_home = nullptr;
+  arena_ref m_home;
   std::coroutine_handle<> m_handle;
 };
 

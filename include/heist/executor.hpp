@@ -73,7 +73,8 @@ template <class T>
 template <class F>
 auto future<T>::then(executor& ex, F&& f) -> future<detail::then_result_t<T, F>> {
   check_valid();
-  auto* dst = detail::attach_then(m_state, &detail_impl(ex).default_arena(), std::forward<F>(f));
+  auto* dst =
+      detail::attach_then(m_state, detail_impl(ex).default_arena().lifetime(), std::forward<F>(f));
   m_state = nullptr;
   return future<detail::then_result_t<T, F>>(dst);
 }

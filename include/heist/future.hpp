@@ -9,6 +9,8 @@
 #include <functional>
 #include <future>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -17,6 +19,7 @@
 #include "heist/detail/resume.hpp"
 #include "heist/detail/spawn.hpp"
 #include "heist/detail/wait_context.hpp"
+#include "heist/executor_options.hpp"
 
 namespace heist {
 
@@ -98,8 +101,8 @@ class then_job final : public completion_callback {
  public:
   using R = then_result_t<T, F>;
   template <class A>
-  then_job(future_state<T>* src, future_state<R>* dst, arena* target, A&& f)
-      : m_fn(std::forward<A>(f)), m_src(src), m_dst(dst), m_target(target) {}
+  then_job(future_state<T>* src, future_state<R>* dst, arena_ref target, A&& f)
+      : m_fn(std::forward<A>(f)), m_src(src), m_dst(dst), m_target(std::move(target)) {}
   then_job(const then_job&) = delete;
   then_job& operator=(const then_job&) = delete;
   ~then_job() {
@@ -110,15 +113,24 @@ class then_job final : public completion_callback {
   void set_task(task* t) noexcept { m_task = t; }
 
   void fire() noexcept override {
-    arena& target = m_target != nullptr ? *m_target : continuation_arena(m_src->m_arena);
-    if (try_bypass(target, m_task)) return;
-    try {
-      spawn_built(target, m_task);
-    } catch (...) {
-      // The executor is shut down (an outside completer): the continuation cannot run; its
-      // future gets the error instead of never completing.
-      abandon(std::current_exception());
+    // then(ex, f): ex's arena; else where the completing thread runs, or the source's home.
+    // The arena may be gone by now (its executor destroyed): then, as when its executor
+    // refuses the task (shut down, and this thread outside it), the continuation cannot run,
+    // and its future gets executor_closed instead of never completing.
+    std::exception_ptr refused;  // why the continuation cannot run, if it cannot
+    bool reached;
+    if (m_target) {
+      arena_in_use target(m_target);
+      reached = target.get() != nullptr;
+      if (reached) refused = queue(*target.get());
+    } else {
+      reached = with_continuation_arena(m_src->m_home, [&](arena& a) { refused = queue(a); });
     }
+    if (!reached) refused = std::make_exception_ptr(executor_closed(k_gone));
+    if (!refused) return;
+    // f would be skipped anyway for a source that holds an exception: that exception passes
+    // through (moved, as operator() does), not the executor's refusal.
+    abandon(m_src->m_error ? std::move(m_src->m_error) : std::move(refused));
   }
 
   void operator()(task*) noexcept {
@@ -155,6 +167,21 @@ class then_job final : public completion_callback {
     }
   }
 
+  static constexpr const char* k_gone =
+      "heist::future::then: the continuation's executor is shut down or destroyed";
+
+  // Queues the continuation's task in `a`. If `a`'s executor refuses it (shut down, and this
+  // thread outside it), returns why; the task is still ours.
+  std::exception_ptr queue(arena& a) noexcept {
+    if (try_bypass(a, m_task)) return nullptr;
+    try {
+      spawn_built(a, m_task);
+      return nullptr;
+    } catch (...) {
+      return std::current_exception();
+    }
+  }
+
   // Completes the result with `e` without running f, and frees the task.
   void abandon(std::exception_ptr e) noexcept {
     m_dst->m_error = std::move(e);
@@ -167,21 +194,28 @@ class then_job final : public completion_callback {
   std::decay_t<F> m_fn;
   future_state<T>* m_src;
   future_state<R>* m_dst;
-  arena* m_target;
+  arena_ref m_target;
   task* m_task = nullptr;
 };
 
 // then(): consumes `src` (its reference moves into the continuation).
+// A future already consumed by another consumer (a broken invariant: future_state.hpp).
+[[noreturn, gnu::cold]] inline void throw_future_taken(const char* where) {
+  throw std::logic_error(std::string(where) +
+                         ": the future is already being awaited by another consumer");
+}
+
 template <class T, class F>
-future_state<then_result_t<T, F>>* attach_then(future_state<T>* src, arena* target, F&& f) {
+future_state<then_result_t<T, F>>* attach_then(future_state<T>* src, arena_ref target, F&& f) {
   using R = then_result_t<T, F>;
   using job = then_job<T, std::decay_t<F>>;
-  auto* dst = new future_state<R>(target != nullptr ? target : src->m_arena);
+  if (src->taken()) throw_future_taken("heist::future::then");
+  auto* dst = new future_state<R>(target ? target : src->m_home);
   dst->add_ref();  // the continuation's; the caller's future keeps the first
   thread_context& c = current_context();
   task* t;
   try {
-    t = build_task<job>(c, nullptr, src, dst, target, std::forward<F>(f));
+    t = build_task<job>(c, nullptr, src, dst, std::move(target), std::forward<F>(f));
   } catch (...) {
     dst->release();
     dst->release();
@@ -189,7 +223,8 @@ future_state<then_result_t<T, F>>* attach_then(future_state<T>* src, arena* targ
   }
   job& j = task_closure<job>(t);
   j.set_task(t);
-  if (!src->on_complete(&j)) j.fire();  // already complete: queue it now
+  // ready: already complete, queue it now. taken is ruled out above (the caller owns src).
+  if (src->on_complete(&j) != registration::registered) j.fire();
   return dst;
 }
 
@@ -217,11 +252,13 @@ class future {
   bool is_ready() const noexcept { return m_state != nullptr && m_state->done(); }
 
   // Blocks until the result is ready, running other tasks meanwhile.
+  // Helps in the future's home executor (the one its producer ran in); if it has none, or
+  // it is gone, in the calling thread's own (the default executor outside every executor).
   void wait() const {
     check_valid();
     if (!m_state->done()) {
-      detail::help_until(m_state->m_arena != nullptr ? *m_state->m_arena : detail::current_arena(),
-                         *m_state);
+      detail::arena_in_use home(m_state->m_home);
+      detail::help_until(home.get() != nullptr ? *home.get() : detail::current_arena(), *m_state);
     }
   }
 
@@ -232,7 +269,7 @@ class future {
   template <class F>
   auto then(F&& f) -> future<detail::then_result_t<T, F>> {
     check_valid();
-    auto* dst = detail::attach_then(m_state, nullptr, std::forward<F>(f));
+    auto* dst = detail::attach_then(m_state, detail::arena_ref(), std::forward<F>(f));
     m_state = nullptr;
     return future<detail::then_result_t<T, F>>(dst);
   }

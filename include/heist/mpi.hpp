@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -26,10 +28,27 @@
 
 namespace heist::mpi {
 
+// What a future of when_done holds when MPI reports the request failed (under an error
+// handler such as MPI_ERRORS_RETURN that lets calls return errors): the MPI error code, and
+// what() with MPI's error string.
+class mpi_error : public std::runtime_error {
+ public:
+  mpi_error(int code, const std::string& what) : std::runtime_error(what), m_code(code) {}
+  int code() const noexcept { return m_code; }
+
+ private:
+  int m_code;
+};
+
 // A future that becomes ready with the request's status when it completes. The request
-// handle passes to heist (do not wait on, test or free it yourself). Errors:
-// std::invalid_argument naming `request` for MPI_REQUEST_NULL; std::logic_error if MPI is
-// not initialized, already finalized, or initialized below MPI_THREAD_SERIALIZED.
+// handle passes to heist (do not wait on, test or free it yourself). Errors, all naming
+// `request`: std::invalid_argument for MPI_REQUEST_NULL, for a request already passed to
+// when_done and not yet completed, for an inactive persistent request (never started with
+// MPI_Start: it can never complete), and for a handle MPI rejects; std::logic_error if MPI
+// is not initialized, already finalized, or initialized below MPI_THREAD_SERIALIZED.
+// If MPI reports the request failed, the future holds an mpi_error. If the executor that
+// progresses it is destroyed first, the future holds std::runtime_error saying so (the
+// request stays with MPI, never completed through heist).
 future<MPI_Status> when_done(MPI_Request request);
 // (heist) The same, progressed by `ex`.
 future<MPI_Status> when_done(MPI_Request request, executor& ex);

@@ -117,9 +117,9 @@ class task_graph {
 
   graph_node add_work(std::function<int()> f);
   graph_node add_condition(std::function<int()> f);
-  detail::graph_node_data& add_node(detail::graph_node_kind kind);
   // std::logic_error if a run is in flight.
-  void check_not_running(const char* what) const;
+  detail::graph_node_data& add_node(detail::graph_node_kind kind, std::function<int()> f,
+                                    task_graph* module);
   future<void> submit(detail::arena& a, std::size_t n, std::function<bool()> stop);
 
   detail::graph_node_store m_nodes;

@@ -1,7 +1,8 @@
 // when_all and when_any (SPEC section 11): futures that become ready when every input, or
 // the first input, is. They cost no thread: each input gets a completion callback (a "link")
 // that runs on the thread completing that input. The inputs come back ready (for when_any:
-// the first one is), so each keeps its own value or exception.
+// the first one is; the others are free to be consumed again, pending or ready), so each
+// keeps its own value or exception.
 #pragma once
 
 #include <atomic>
@@ -66,7 +67,10 @@ class when_all_state {
   template <class T>
   void watch(std::size_t i, future<T>& input) {
     future_state<T>* s = future_access::state(input);
-    if (s == nullptr || !s->on_complete(&m_links[i])) m_links[i].fire();
+    // ready (or no state): counts now. taken was refused before start (refuse_taken).
+    if (s == nullptr || s->on_complete(&m_links[i]) != registration::registered) {
+      m_links[i].fire();
+    }
   }
 
   void one_ready() noexcept {
@@ -86,8 +90,14 @@ class when_all_state {
   future_state<Inputs>* m_result = nullptr;
 };
 
-// The links of one when_any: the first to fire delivers the result; the state lives until the
-// last link has fired (a reference per link, plus one while registering).
+// The links of one when_any. The first link to fire names the winner; the result is delivered
+// once both the winner is known and start() has registered every link (a gate of two
+// arrivals), so that delivery can take back (withdraw) the links still registered on the
+// other inputs before it hands them to the caller: a leftover future is then free for its
+// next consumer (then, co_await, another when_any), never left with this when_any's
+// callback. A link that could not be taken back fires later, finds the winner named, and
+// only drops its reference. The state lives until every link has fired or been withdrawn (a
+// reference each, plus start()'s).
 template <class T>
 class when_any_state {
  public:
@@ -98,12 +108,14 @@ class when_any_state {
   };
 
   explicit when_any_state(std::vector<future<T>> inputs)
-      : m_inputs(std::move(inputs)), m_links(m_inputs.size()) {
+      : m_inputs(std::move(inputs)), m_links(m_inputs.size()), m_states(m_inputs.size()) {
     // relaxed: as in when_all_state (published by registering the links).
     m_refs.store(m_inputs.size() + 1, std::memory_order_relaxed);
     for (std::size_t i = 0; i < m_links.size(); ++i) {
       m_links[i].owner = this;
       m_links[i].index = i;
+      // Read before any registration: the delivery moves m_inputs into the result.
+      m_states[i] = future_access::state(m_inputs[i]);
     }
     m_result = new future_state<when_any_result<T>>(nullptr);  // this state's reference
   }
@@ -111,28 +123,47 @@ class when_any_state {
   future<when_any_result<T>> start() {
     m_result->add_ref();  // the caller's future
     future<when_any_result<T>> f = future_access::make(m_result);
-    // The first link to fire moves m_inputs into the result, maybe while this loop still
-    // runs: register through the states, read before any registration.
-    std::vector<future_state<T>*> states(m_inputs.size());
-    for (std::size_t i = 0; i < states.size(); ++i)
-      states[i] = future_access::state(m_inputs[i]);
-    for (std::size_t i = 0; i < states.size(); ++i) {
-      if (states[i] == nullptr || !states[i]->on_complete(&m_links[i])) m_links[i].fire();
+    for (std::size_t i = 0; i < m_states.size(); ++i) {
+      // ready (or no state): fires now; taken was refused before start (refuse_taken).
+      if (m_states[i] == nullptr ||
+          m_states[i]->on_complete(&m_links[i]) != registration::registered) {
+        m_links[i].fire();
+      }
     }
+    arrive();  // every link is registered (or fired)
     drop();
     return f;
   }
 
  private:
+  static constexpr std::size_t k_none = static_cast<std::size_t>(-1);
+
   void one_ready(std::size_t index) noexcept {
-    // The first ready input wins. Links of inputs still pending touch only this state.
-    // acq_rel: one exchange among the links decides; nothing else is published through it.
-    if (!m_delivered.exchange(true, std::memory_order_acq_rel)) {
-      m_result->m_value.emplace(when_any_result<T>{index, std::move(m_inputs)});
-      m_result->complete();
-      m_result->release();
+    std::size_t none = k_none;
+    // acq_rel: one CAS among the links decides; the gate below orders the rest.
+    if (m_winner.compare_exchange_strong(none, index, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+      arrive();
     }
     drop();
+  }
+
+  // Two arrivals: the winner's and start()'s. The second delivers.
+  void arrive() noexcept {
+    // acq_rel: the deliverer sees the winner's index and every registration start() made.
+    if (m_gate.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    const std::size_t winner = m_winner.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < m_states.size(); ++i) {
+      // The inputs still hold their states here (they move into the result below). A link
+      // withdrawn never fires: its reference is dropped here; the caller of arrive() holds
+      // another, so this is never the last.
+      if (i != winner && m_states[i] != nullptr && m_states[i]->withdraw(&m_links[i])) {
+        m_refs.fetch_sub(1, std::memory_order_relaxed);
+      }
+    }
+    m_result->m_value.emplace(when_any_result<T>{winner, std::move(m_inputs)});
+    m_result->complete();
+    m_result->release();
   }
   void drop() noexcept {
     // acq_rel: the last holder deletes, after every other holder's writes.
@@ -141,10 +172,19 @@ class when_any_state {
 
   std::vector<future<T>> m_inputs;
   std::vector<link> m_links;
+  std::vector<future_state<T>*> m_states;
   std::atomic<std::size_t> m_refs{0};
-  std::atomic<bool> m_delivered{false};
+  std::atomic<std::size_t> m_winner{k_none};
+  std::atomic<int> m_gate{2};
   future_state<when_any_result<T>>* m_result;
 };
+
+// A future already awaited by another consumer cannot join a combinator (future_state.hpp).
+template <class T>
+void refuse_taken(future<T>& f, const char* where) {
+  future_state<T>* s = future_access::state(f);
+  if (s != nullptr && s->taken()) throw_future_taken(where);
+}
 
 }  // namespace detail
 
@@ -152,6 +192,8 @@ class when_any_state {
 // ready). An empty vector gives a ready future of an empty vector.
 template <class T>
 future<std::vector<future<T>>> when_all(std::vector<future<T>> futures) {
+  for (future<T>& f : futures)
+    detail::refuse_taken(f, "heist::when_all");
   const std::size_t n = futures.size();
   return (new detail::when_all_state<std::vector<future<T>>>(std::move(futures), n))->start();
 }
@@ -159,6 +201,7 @@ future<std::vector<future<T>>> when_all(std::vector<future<T>> futures) {
 template <class... T>
 future<std::tuple<future<T>...>> when_all(future<T>... futures) {
   using inputs = std::tuple<future<T>...>;
+  (detail::refuse_taken(futures, "heist::when_all"), ...);
   return (new detail::when_all_state<inputs>(inputs(std::move(futures)...), sizeof...(T)))->start();
 }
 
@@ -174,6 +217,8 @@ future<when_any_result<T>> when_any(std::vector<future<T>> futures) {
     s->release();
     return detail::future_access::make(s);
   }
+  for (future<T>& f : futures)
+    detail::refuse_taken(f, "heist::when_any");
   return (new detail::when_any_state<T>(std::move(futures)))->start();
 }
 

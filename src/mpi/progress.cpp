@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -46,6 +47,22 @@ void checked_thread_level() {
   }
 }
 
+std::string error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(len));
+}
+
+std::exception_ptr error_of(int code, const char* what) noexcept {
+  try {
+    return std::make_exception_ptr(
+        mpi_error(code, std::string("heist::mpi::when_done: ") + what + ": " + error_string(code)));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
 int query_level() {
   int provided = 0;
   MPI_Query_thread(&provided);  // callable from any thread (MPI-3, 12.4.3)
@@ -57,8 +74,12 @@ class request_poller final : public detail::poller {
   request_poller() : m_serialized(query_level() < MPI_THREAD_MULTIPLE) {}
 
   ~request_poller() override {
-    // The executor is gone: requests still outstanding can never complete through it. Their
-    // futures report broken_promise when the promises are destroyed here.
+    // The executor is gone: requests still outstanding can never complete through it.
+    for (promise<MPI_Status>& p : m_promises) {
+      p.set_exception(std::make_exception_ptr(std::runtime_error(
+          "heist::mpi::when_done: the executor progressing the request was destroyed before "
+          "the request completed; the request stays with MPI, never completed through heist")));
+    }
   }
 
   future<MPI_Status> add(MPI_Request request, detail::executor_impl& exec) {
@@ -66,6 +87,11 @@ class request_poller final : public detail::poller {
     future<MPI_Status> f = p.get_future();
     {
       std::lock_guard<std::mutex> g(m_lock);
+      if (std::find(m_requests.begin(), m_requests.end(), request) != m_requests.end()) {
+        throw std::invalid_argument(
+            "heist::mpi::when_done: request is already registered (when_done was called on it "
+            "before, and it has not completed)");
+      }
       m_requests.push_back(request);
       m_promises.push_back(std::move(p));
     }
@@ -77,6 +103,8 @@ class request_poller final : public detail::poller {
   bool poll() noexcept override {
     std::vector<promise<MPI_Status>> done;
     std::vector<MPI_Status> statuses;
+    std::vector<promise<MPI_Status>> failed;  // all of them, when MPI_Testsome itself failed
+    std::exception_ptr failure;
     {
       std::unique_lock<std::mutex> table(m_lock, std::try_to_lock);
       if (!table.owns_lock() || m_requests.empty()) return false;
@@ -87,7 +115,8 @@ class request_poller final : public detail::poller {
       m_statuses.resize(n);
       int count = 0;
       const auto t0 = std::chrono::steady_clock::now();
-      MPI_Testsome(n, m_requests.data(), &count, m_indices.data(), m_statuses.data());
+      const int rc =
+          MPI_Testsome(n, m_requests.data(), &count, m_indices.data(), m_statuses.data());
       const auto ns =
           static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::steady_clock::now() - t0)
@@ -96,7 +125,23 @@ class request_poller final : public detail::poller {
       m_stats.polls += 1;
       m_stats.ns_in_mpi += ns;
       m_stats.max_ns_in_call = std::max(m_stats.max_ns_in_call, ns);
-      if (count == MPI_UNDEFINED || count <= 0) return false;
+      if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+        // The call itself failed (statuses and count are not to be trusted): no request can
+        // be told apart, and none would ever complete; every outstanding one fails with it.
+        for (promise<MPI_Status>& p : m_promises)
+          failed.push_back(std::move(p));
+        failure = error_of(rc, "MPI_Testsome failed");
+        remove_pending(m_requests.size());
+        m_requests.clear();
+        m_promises.clear();
+        count = 0;
+      }
+      if (count == MPI_UNDEFINED || count <= 0) {
+        table.unlock();
+        for (promise<MPI_Status>& p : failed)
+          p.set_exception(failure);
+        return !failed.empty();
+      }
       // Take the completed entries out, highest index first so that swap-removal does not
       // move an entry that is still to be taken.
       std::vector<std::pair<int, MPI_Status>> completed;
@@ -115,8 +160,14 @@ class request_poller final : public detail::poller {
       m_stats.completed += static_cast<std::uint64_t>(count);
       remove_pending(static_cast<std::size_t>(count));
     }
-    for (std::size_t k = 0; k < done.size(); ++k)
-      done[k].set_value(statuses[k]);
+    for (std::size_t k = 0; k < done.size(); ++k) {
+      // MPI_ERR_IN_STATUS: each completed request's own status says whether it failed.
+      if (statuses[k].MPI_ERROR != MPI_SUCCESS && statuses[k].MPI_ERROR != MPI_ERR_PENDING) {
+        done[k].set_exception(error_of(statuses[k].MPI_ERROR, "the request failed"));
+      } else {
+        done[k].set_value(statuses[k]);
+      }
+    }
     return true;
   }
 
@@ -137,6 +188,32 @@ class request_poller final : public detail::poller {
   progress_stats m_stats;
 };
 
+// The refusals of when_done, before heist takes the request: MPI_REQUEST_NULL, a handle MPI
+// rejects, or an inactive persistent request (MPI reports it complete with an empty status:
+// no source, no tag, no data), which no MPI_Testsome would ever complete.
+void check_null(MPI_Request request) {
+  if (request == MPI_REQUEST_NULL) {
+    throw std::invalid_argument("heist::mpi::when_done: request is MPI_REQUEST_NULL");
+  }
+}
+void check_request(MPI_Request request) {
+  int flag = 0;
+  MPI_Status status;
+  const int rc = MPI_Request_get_status(request, &flag, &status);
+  if (rc != MPI_SUCCESS) {
+    throw std::invalid_argument("heist::mpi::when_done: request is not a valid MPI request (" +
+                                error_string(rc) + ")");
+  }
+  if (flag == 0) return;
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (status.MPI_SOURCE == MPI_ANY_SOURCE && status.MPI_TAG == MPI_ANY_TAG && count == 0) {
+    throw std::invalid_argument(
+        "heist::mpi::when_done: request is inactive (a persistent request not started with "
+        "MPI_Start): it can never complete");
+  }
+}
+
 request_poller& poller_of(detail::executor_impl& exec) {
   detail::poller& p =
       exec.poller_or_install([](detail::executor_impl&) -> std::unique_ptr<detail::poller> {
@@ -152,19 +229,17 @@ request_poller& poller_of(detail::executor_impl& exec) {
 }  // namespace
 
 future<MPI_Status> when_done(MPI_Request request, executor& ex) {
-  if (request == MPI_REQUEST_NULL) {
-    throw std::invalid_argument("heist::mpi::when_done: request is MPI_REQUEST_NULL");
-  }
+  check_null(request);
   checked_thread_level();
+  check_request(request);
   detail::executor_impl& exec = detail_impl(ex);
   return poller_of(exec).add(request, exec);
 }
 
 future<MPI_Status> when_done(MPI_Request request) {
-  if (request == MPI_REQUEST_NULL) {
-    throw std::invalid_argument("heist::mpi::when_done: request is MPI_REQUEST_NULL");
-  }
+  check_null(request);
   checked_thread_level();
+  check_request(request);
   detail::executor_impl& exec = detail::current_arena().exec();
   return poller_of(exec).add(request, exec);
 }

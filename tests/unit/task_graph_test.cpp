@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -166,6 +167,63 @@ TEST(TaskGraph, CompositionCyclesAreRefused) {
   a.emplace(b).name("b-in-a");
   b.emplace(a).name("a-in-b");
   EXPECT_THROW(a.run(ex), std::invalid_argument);
+}
+
+TEST(TaskGraph, AnEditRacingAFirstRunFromAnotherThreadIsBeforeItOrRefused) {
+  heist::executor ex(2);
+  for (int round = 0; round < 100; ++round) {
+    heist::task_graph g;
+    std::atomic<int> ran{0};
+    g.emplace([&] { ran.fetch_add(1); });
+    std::atomic<int> ready{0};
+    int added = 0;
+    std::thread editor([&] {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      try {
+        g.emplace([&] { ran.fetch_add(1); });
+        added = 1;
+      } catch (const std::logic_error&) {
+      }
+    });
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    g.run(ex).get();
+    editor.join();
+    EXPECT_EQ(g.num_nodes(), 1u + added);
+    EXPECT_GE(ran.load(), 1);
+    EXPECT_LE(ran.load(), 1 + added);
+  }
+}
+
+TEST(TaskGraph, ACompositionCycleRunFromTwoThreadsAtOnceThrowsOnBoth) {
+  // Validation never holds two graphs' locks: each thread walks the cycle from its own end.
+  heist::executor ex(2);
+  for (int round = 0; round < 200; ++round) {
+    heist::task_graph g, h;
+    g.emplace([] {});
+    h.emplace([] {});
+    g.emplace(h);
+    h.emplace(g);
+    std::atomic<int> ready{0}, thrown{0};
+    auto run = [&](heist::task_graph& x) {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      try {
+        x.run(ex).get();
+      } catch (const std::invalid_argument&) {
+        thrown.fetch_add(1);
+      }
+    };
+    std::thread a(run, std::ref(g));
+    std::thread b(run, std::ref(h));
+    a.join();
+    b.join();
+    ASSERT_EQ(thrown.load(), 2) << "round " << round;
+  }
 }
 
 TEST(TaskGraph, EmptyGraphsCompleteAtOnce) {

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heist/detail/arena_lifetime.hpp"
 #include "heist/detail/idle_state.hpp"
 #include "heist/detail/injection_queue.hpp"
 #include "heist/detail/slot.hpp"
@@ -49,8 +50,21 @@ class arena {
         m_high_water(l.first_leasable) {
     m_idle.set_spread_wakes(l.spread_wakes);
   }
+  // The owner closes the lifetime first (close_lifetime), once nothing runs in the arena.
+  ~arena() {
+    m_lifetime->close();
+    m_lifetime->release();
+  }
   arena(const arena&) = delete;
   arena& operator=(const arena&) = delete;
+
+  // What futures, continuations and suspended coroutines hold instead of a pointer to this
+  // arena (arena_lifetime.hpp).
+  arena_ref lifetime() const noexcept { return arena_ref(m_lifetime); }
+  bool is(const arena_ref& r) const noexcept { return r.get() == m_lifetime; }
+  // Refuses new pins and waits for those held. The owner calls it before it destroys what
+  // the arena's users reach through it (the executor, the slots).
+  void close_lifetime() noexcept { m_lifetime->close(); }
 
   executor_impl& exec() const noexcept { return m_exec; }
   // Priority level (heist::priority as a number: 0 low, 1 normal, 2 high). The default arena
@@ -174,6 +188,7 @@ class arena {
   }
 
   executor_impl& m_exec;
+  arena_lifetime* const m_lifetime = new arena_lifetime(*this);
   slot* m_slots;
   std::size_t m_num_slots;
   std::size_t m_first_leasable;

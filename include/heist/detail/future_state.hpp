@@ -1,15 +1,26 @@
-// future_state: what a future<T> and its producer (a submitted task, a promise, a graph run,
+// future_state: what a future<T> and its producer (a submitted task, a promise, a graph run
 // a continuation) share: the value or exception, a count of 1 that helping waiters wait on
 // (wait_context), and one completion callback. The callback is how nothing ever waits for a
 // future in heist's asynchronous half: then(), when_all/when_any and co_await register one,
 // and the producer fires it when it completes the state.
 //
 // The callback word: null (pending, nobody registered), a callback (pending, registered), or
-// the ready marker. complete() exchanges in the marker; on_complete() CASes null -> callback.
-// Exactly one of them sees the other's write: either the completer gets the callback and
-// fires it, or the registrant sees the marker and runs the callback itself. acq_rel on both
-// sides: the completer's release publishes the value to a registrant that sees the marker,
-// the registrant's release publishes the callback's fields to the completer.
+// the ready marker. complete() exchanges in the marker; on_complete() CASes null -> callback;
+// withdraw() CASes a callback -> null. Exactly one of complete() and the registrant sees the
+// other's write: either the completer gets the callback and fires it, or the registrant sees
+// the marker and runs the callback itself. Likewise either withdraw() takes the callback back
+// (it will never fire) or the completer took it first (it fires, or has fired). acq_rel on
+// every side: the completer's release publishes the value to a registrant that sees the
+// marker, the registrant's release publishes the callback's fields to the completer.
+//
+// One registrant at a time: a future's consumer (then, co_await, a combinator) owns it. A
+// combinator that hands futures back to the caller while they are still pending (when_any's
+// leftovers) withdraws its callbacks from them first, so a future the caller holds is always
+// free or ready, never registered.
+//
+// The home arena (where helping waiters help and where a continuation completed from outside
+// every executor runs) is held as an arena_ref: a future may outlive its executor
+// (arena_lifetime.hpp).
 #pragma once
 
 #include <atomic>
@@ -18,6 +29,7 @@
 #include <type_traits>
 
 #include "heist/detail/arena.hpp"
+#include "heist/detail/arena_lifetime.hpp"
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/thread_context.hpp"
 #include "heist/detail/wait_context.hpp"
@@ -27,6 +39,11 @@ namespace heist::detail {
 template <class T>
 using stored_t = std::conditional_t<std::is_void_v<T>, char, T>;
 
+// What on_complete() found: the callback is now registered (it fires on completion), or the
+// state is already complete (the caller runs the callback itself), or another consumer's
+// callback is registered (nothing changed: a future is consumed by one consumer at a time).
+enum class registration { registered, ready, taken };
+
 // Shared by one future and its producer. The wait_context count is 1 until completion.
 template <class T>
 class future_state : public wait_context {
@@ -34,7 +51,9 @@ class future_state : public wait_context {
   // `a`: where helping waiters help and where continuations run when the completing thread
   // is outside every executor; null for a promise made outside (then: the current arena of
   // the waiter, or the default executor's).
-  explicit future_state(arena* a) noexcept : wait_context(nullptr, 1), m_arena(a) {}
+  explicit future_state(arena* a) noexcept
+      : wait_context(nullptr, 1), m_home(a != nullptr ? a->lifetime() : arena_ref()) {}
+  future_state(const arena_ref& home) noexcept : wait_context(nullptr, 1), m_home(home) {}
 
   // From the calling thread's small-object pool (thread_context.hpp): a then() link makes
   // one state, and malloc's cost was most of a link's.
@@ -58,12 +77,29 @@ class future_state : public wait_context {
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
     if (cb != nullptr) cb->fire();
   }
-  // Registers `cb` (at most one per state). False if the state is already complete: then
-  // the caller runs cb itself (and sees the value: the CAS failure is an acquire).
-  bool on_complete(completion_callback* cb) noexcept {
+  // Registers `cb` (at most one per state). ready: the state is already complete; the caller
+  // runs cb itself (and sees the value: the CAS failure is an acquire).
+  registration on_complete(completion_callback* cb) noexcept {
     completion_callback* expected = nullptr;
-    return m_callback.compare_exchange_strong(expected, cb, std::memory_order_acq_rel,
+    if (m_callback.compare_exchange_strong(expected, cb, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+      return registration::registered;
+    }
+    return expected == ready_marker() ? registration::ready : registration::taken;
+  }
+  // Takes `cb` back. True: it will never fire, and the state is free for another consumer.
+  // False: the state completed first; cb fires (or has fired) on the completing thread.
+  bool withdraw(completion_callback* cb) noexcept {
+    completion_callback* expected = cb;
+    HEIST_PERTURB_POINT(future_withdrawing);
+    return m_callback.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel,
                                               std::memory_order_acquire);
+  }
+  // Another consumer's callback is registered (a broken invariant: see the file comment).
+  bool taken() const noexcept {
+    // acquire: as ready().
+    completion_callback* cb = m_callback.load(std::memory_order_acquire);
+    return cb != nullptr && cb != ready_marker();
   }
   bool ready() const noexcept {
     // acquire: pairs with complete()'s exchange.
@@ -80,7 +116,7 @@ class future_state : public wait_context {
   bool claim_retrieval() noexcept { return !m_retrieved.exchange(true, std::memory_order_acq_rel); }
   bool satisfied() const noexcept { return m_satisfied.load(std::memory_order_acquire); }
 
-  arena* m_arena;
+  arena_ref m_home;
   std::exception_ptr m_error;
   std::optional<stored_t<T>> m_value;
 

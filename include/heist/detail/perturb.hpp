@@ -71,6 +71,9 @@ enum class point : std::uint32_t {
   affinity_half_taken,       // an affinity thief took a share's back half; not in its own yet
   inject_batch_taken,        // a searcher took a batch from an injection bucket; none pushed
   awaiter_queued,            // an await's transfer was queued from a low stack; not returned
+  future_withdrawing,        // a combinator is about to take its callback back from a future
+  arena_pinned,              // a holder from outside pinned an arena; not used yet
+  arena_closing,             // an arena's owner refused new pins; held ones not waited for
   count
 };
 

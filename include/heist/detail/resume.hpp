@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "heist/detail/arena.hpp"
+#include "heist/detail/arena_lifetime.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/spawn.hpp"
@@ -15,11 +16,58 @@
 namespace heist::detail {
 
 // The arena a continuation runs in when none was named: the completing thread's, if it runs
-// inside an executor; else the future's own; else the default executor's.
+// inside an executor; else `own` (alive: the caller knows it); else the default executor's.
 inline arena& continuation_arena(arena* own) {
   const thread_context* c = t_context;
   if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
   return own != nullptr ? *own : default_executor_arena();
+}
+
+// The arena an arena_ref names, usable for a scope: the calling thread's own arena if it is
+// that one (a thread inside an arena keeps it alive), else pinned (arena_lifetime.hpp).
+// get() is null if the reference is empty or the arena is closed.
+class arena_in_use {
+ public:
+  explicit arena_in_use(const arena_ref& r) noexcept {
+    const thread_context* c = t_context;
+    if (c != nullptr && c->m_arena != nullptr && c->m_arena->is(r)) {
+      m_arena = c->m_arena;
+    } else if (r) {
+      m_arena = r.get()->pin();
+      if (m_arena != nullptr) m_pinned = r.get();
+    }
+  }
+  arena_in_use(const arena_in_use&) = delete;
+  arena_in_use& operator=(const arena_in_use&) = delete;
+  ~arena_in_use() {
+    if (m_pinned != nullptr) m_pinned->unpin();
+  }
+  arena* get() const noexcept { return m_arena; }
+
+ private:
+  arena* m_arena = nullptr;
+  arena_lifetime* m_pinned = nullptr;
+};
+
+// Calls run(arena&) with the arena a continuation completed here goes to: the completing
+// thread's, if it runs inside an executor; else the home `home` names (pinned for the call);
+// else, with no home, the default executor's. False, without calling run: the home is gone
+// (its executor or task_arena was destroyed).
+template <class Run>
+bool with_continuation_arena(const arena_ref& home, Run&& run) {
+  const thread_context* c = t_context;
+  if (c != nullptr && c->m_arena != nullptr) {
+    run(*c->m_arena);
+    return true;
+  }
+  if (!home) {
+    run(default_executor_arena());
+    return true;
+  }
+  arena_in_use use(home);
+  if (use.get() == nullptr) return false;
+  run(*use.get());
+  return true;
 }
 
 // --- the group a coroutine runs in (docs/design-async.md, "The group a coroutine runs in") --
@@ -98,6 +146,15 @@ inline std::coroutine_handle<> transfer_or_queue(std::coroutine_handle<> h) noex
   return h;
 }
 
+// Resumes `h` on this thread, now: its executor is gone or refused it, and a coroutine is
+// never left suspended for good. Outside any task here: what the body makes the running group
+// must not stay.
+inline void resume_here(std::coroutine_handle<> h) noexcept {
+  wait_context* const outside = current_group();
+  h.resume();
+  enter_group(outside);
+}
+
 // Resumes `h` as a task in `a`; if `a`'s executor refuses it (shut down, and this thread is
 // outside it), resumes it here instead: a coroutine is never left suspended for good.
 inline void resume_in(arena& a, std::coroutine_handle<> h) noexcept {
@@ -117,10 +174,7 @@ inline void resume_in(arena& a, std::coroutine_handle<> h) noexcept {
     }
     spawn<resume_job>(a, nullptr, h);
   } catch (...) {
-    // Outside any task here: what the body makes the running group must not stay.
-    wait_context* const outside = current_group();
-    h.resume();
-    enter_group(outside);
+    resume_here(h);
   }
 }
 
