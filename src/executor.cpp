@@ -60,8 +60,10 @@ std::size_t resolve_worker_count(std::size_t requested) {
 
 }  // namespace
 
-executor_impl::executor_impl(executor_options options)
-    : m_options(std::move(options)), m_num_workers(resolve_worker_count(m_options.num_workers)) {
+executor_impl::executor_impl(executor_options options, callers c)
+    : m_options(std::move(options)),
+      m_leasable_slots(c.seats),
+      m_num_workers(resolve_worker_count(m_options.num_workers)) {
   m_idle_timeout_ns = resolve_idle_timeout(m_options.idle_timeout);
   enable_owner_counting();  // before any worker runs a task (wait_context.hpp)
   // The topology table is a function-local static: build it here, on the creating thread,
@@ -69,7 +71,7 @@ executor_impl::executor_impl(executor_options options)
   // initialisation leaves the child with a guard that is never released (every child
   // worker then blocks in __cxa_guard_acquire: Fork.ForkWhileParentMovesTaskMemory...).
   (void)multi_domain();
-  m_num_slots = m_num_workers + k_leasable_slots + m_options.max_blocking_threads;
+  m_num_slots = m_num_workers + m_leasable_slots + m_options.max_blocking_threads;
   m_slots = std::make_unique<slot[]>(m_num_slots);
   for (std::size_t i = 0; i < m_num_slots; ++i) {
     m_slots[i].prepare(static_cast<std::uint32_t>(i), (i + 1) * 0x9E3779B97F4A7C15ULL,
@@ -78,8 +80,9 @@ executor_impl::executor_impl(executor_options options)
   // Injection buckets: enough that a few external producers rarely share one.
   m_arena = std::make_unique<arena>(
       *this, m_slots.get(),
-      arena::layout{m_num_slots, m_num_workers, m_num_workers + k_leasable_slots,
-                    std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers)});
+      arena::layout{m_num_slots, m_num_workers, m_num_workers + m_leasable_slots,
+                    std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers),
+                    c.others_wait});
   m_baseline.resize(m_num_workers);
   m_trace_origin = trace_clock();
   if (m_options.trace) {
@@ -424,12 +427,24 @@ void executor::write_trace(std::ostream& out) const {
   m_impl->write_trace(out);
 }
 
+executor::executor(executor_options options, std::size_t caller_seats)
+    : m_impl(std::make_unique<detail::executor_impl>(
+          std::move(options), detail::executor_impl::callers{caller_seats, true})) {}
+
 executor& default_executor() {
   // Never destroyed: its threads end with the process, so tasks still running at exit
   // never meet destroyed statics, and exit() from a task cannot deadlock on a join.
-  // max(1, available_parallelism() - 1): the thread that calls get() or wait() is the last.
-  static executor* const instance =
-      new executor(std::max<std::size_t>(1, available_parallelism() - 1));
+  // Its concurrency counts its callers: at most available_parallelism() threads run its
+  // work at once. max(1, p - 1) workers, and the rest of p as seats for outside threads
+  // (one for p >= 2, none for p == 1); a caller that finds no free seat queues its work and
+  // waits without running any (arena::slotless_threads_wait).
+  static executor* const instance = [] {
+    const std::size_t p = available_parallelism();
+    const std::size_t workers = std::max<std::size_t>(1, p - 1);
+    executor_options options;
+    options.num_workers = workers;
+    return new executor(std::move(options), p - workers);
+  }();
   return *instance;
 }
 

@@ -37,8 +37,9 @@ HEIST_NOINLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool
       popped = nullptr;
     } else if (own) {
       found.t = pop_own(c, f);
-    } else if (a.strict()) {
-      // No slot of a task_arena: running its tasks would exceed its concurrency limit.
+    } else if (a.slotless_threads_wait()) {
+      // No slot of a task_arena (or of the default executor's arena): running its tasks
+      // would exceed its concurrency limit.
       park_restricted(c, w);
       continue;
     }

@@ -102,14 +102,24 @@ class pipeline_run {
     }
   }
 
-  // The calling thread: it is the first input task, then helps until every task is done.
+  // The calling thread: it is the first input task (or queues it, if it may not run the
+  // arena's work), then helps until every task is done.
   void run() {
-    arena_lease lease(current_context(), m_arena);
+    thread_context& c = current_context();
+    arena_lease lease(c, m_arena);
     m_reserved = take_token();
     if (m_reserved != nullptr) {
       // relaxed: read by the tasks this thread spawns after (the pushes publish it).
       m_pending.start();
-      input(termination_weight::k_initial);
+      if (runs_work_of(c, m_arena)) {
+        input(termination_weight::k_initial);
+      } else {
+        // No slot, and the arena counts its callers (arena::slotless_threads_wait): the
+        // first input runs as a task of the pool; this thread only waits.
+        std::uint64_t weight = termination_weight::k_initial;
+        spawn_weighted<input_job>(weight);
+        finish(weight);
+      }
       if (!m_done.done()) help_until_pending(m_arena, m_done);
     }
     m_group.reset();

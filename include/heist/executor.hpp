@@ -58,11 +58,17 @@ class executor {
 
  private:
   friend detail::executor_impl& detail_impl(executor& ex) noexcept;
+  friend executor& default_executor();
+  // The default executor's: `caller_seats` outside threads take part at once; others wait.
+  executor(executor_options options, std::size_t caller_seats);
   std::unique_ptr<detail::executor_impl> m_impl;
 };
 
-// The process-wide executor: max(1, available_parallelism() - 1) workers, created on first
-// use, never destroyed (its threads end with the process).
+// The process-wide executor, created on first use, never destroyed (its threads end with the
+// process). Its callers count in its concurrency: at most available_parallelism() threads run
+// its work at once, the threads that call into it (a loop, a wait, get()) included. It has
+// max(1, available_parallelism() - 1) workers; a caller that would go past the limit queues
+// its work and waits without running any.
 executor& default_executor();
 
 inline detail::executor_impl& detail_impl(executor& ex) noexcept {

@@ -73,6 +73,12 @@ class task_group {
   void run_and_wait(F&& f) {
     detail::thread_context& c = detail::current_context();
     detail::arena_lease lease(c, *m_arena);
+    if (HEIST_UNLIKELY(!detail::runs_work_of(c, *m_arena))) {
+      // No slot, and the arena counts its callers: f runs as a task, this thread waits.
+      run_referenced(f);
+      wait();
+      return;
+    }
     run_here_and_wait(c, f);
   }
 
@@ -127,7 +133,19 @@ class task_group {
   template <class... F>
   HEIST_NOINLINE void invoke_leased(detail::thread_context& c, F&... fs) {
     detail::arena_lease lease(c, *m_arena);
+    if (!detail::runs_work_of(c, *m_arena)) {
+      // No slot, and the arena counts its callers: every function runs as a task, this
+      // thread waits.
+      (run_referenced(fs), ...);
+      wait();
+      return;
+    }
     invoke_here(c, fs...);
+  }
+  // Queues f as a task of the group; f outlives the group's wait (the caller's frame).
+  template <class F>
+  void run_referenced(F& f) {
+    run(detail::call_by_reference<F>{std::addressof(f)});
   }
   template <class... F>
   friend void parallel_invoke(F&&... fs);
@@ -151,14 +169,6 @@ class task_group {
 };
 
 namespace detail {
-// A task of parallel_invoke: calls one of its functions, which outlives the group's wait, by
-// reference.
-template <class F>
-struct call_by_reference {
-  F* fn;
-  void operator()() const { std::invoke(*fn); }
-};
-
 // parallel_invoke's functions but the last, as tasks of `group`. A function template rather
 // than a templated lambda with an init-capture per pack element: clang 14 crashed
 // instantiating that form for lambdas local to a function template.

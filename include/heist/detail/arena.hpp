@@ -37,6 +37,9 @@ class arena {
     std::size_t inject_buckets;
     bool strict;        // a task_arena: only slot holders run its tasks
     bool spread_wakes;  // see idle_state::set_spread_wakes
+    // A thread without a slot only waits (the default executor's: its callers count in its
+    // concurrency, so one that finds no free slot hands its work to the pool).
+    bool slotless_wait = false;
   };
 
   arena(executor_impl& exec, slot* slots, const layout& l)
@@ -46,6 +49,7 @@ class arena {
         m_first_leasable(l.first_leasable),
         m_first_spare(l.first_spare),
         m_strict(l.strict),
+        m_slotless_wait(l.strict || l.slotless_wait),
         m_inject(l.inject_buckets),
         m_high_water(l.first_leasable) {
     m_idle.set_spread_wakes(l.spread_wakes);
@@ -76,6 +80,10 @@ class arena {
   std::size_t num_slots() const noexcept { return m_num_slots; }
   std::size_t first_leasable() const noexcept { return m_first_leasable; }
   bool strict() const noexcept { return m_strict; }
+  // A thread holding none of the slots never runs this arena's work itself: a task_arena (its
+  // concurrency limit), and the default executor's arena (available_parallelism() threads at
+  // most, callers included). Such a thread queues its work and waits.
+  bool slotless_threads_wait() const noexcept { return m_slotless_wait; }
   // Injections under way (inject(): from before the push until after its wake-up). The task
   // an outside thread injects may run and finish, and the arena's owner see nothing left in
   // flight and destroy the arena, while that thread is still in inject() after the push:
@@ -194,6 +202,7 @@ class arena {
   std::size_t m_first_leasable;
   std::size_t m_first_spare;
   bool m_strict;
+  bool m_slotless_wait;
   int m_level = k_normal;
   injection_queue m_inject;
   idle_state m_idle;

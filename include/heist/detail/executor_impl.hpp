@@ -33,8 +33,15 @@ class start_placement;  // wake_placement.hpp
 
 class executor_impl {
  public:
+  // How many threads outside the pool may take part in its work at once (each on a leased
+  // slot), and whether one that finds no free slot only waits (arena::slotless_threads_wait).
+  struct callers {
+    std::size_t seats = 4;
+    bool others_wait = false;
+  };
   // Validates the options (std::invalid_argument) and starts the workers.
-  explicit executor_impl(executor_options options);
+  explicit executor_impl(executor_options options) : executor_impl(std::move(options), {}) {}
+  executor_impl(executor_options options, callers c);
   ~executor_impl();
 
   std::size_t num_workers() const noexcept { return m_num_workers; }
@@ -233,8 +240,8 @@ class executor_impl {
                           start_placement* placement) noexcept;
 
   executor_options m_options;
-  // Slots leasable by outside threads while they help (arena_lease.hpp).
-  static constexpr std::size_t k_leasable_slots = 4;
+  // Slots leasable by outside threads while they help (arena_lease.hpp): callers::seats.
+  std::size_t m_leasable_slots;
   std::size_t m_num_workers;
   std::size_t m_num_slots;  // workers' + leasable + stand-ins'
   std::unique_ptr<slot[]> m_slots;

@@ -352,7 +352,15 @@ class loop_scope {
   // loop), then helps until every task of the loop is done; rethrows the first exception.
   template <class Root>
   void run(Root&& root) {
-    run_inline_in_group(m_ctx, root);
+    if (runs_work_of(m_thread, m_arena)) {
+      run_inline_in_group(m_thread, m_ctx, root);
+    } else {
+      // No slot, and the arena counts its callers (arena::slotless_threads_wait): the root
+      // runs as a task of the loop's group, on a thread of the pool; this one only waits.
+      using root_t = std::remove_reference_t<Root>;
+      spawn<group_job<call_by_reference<root_t>>>(m_arena, &m_ctx,
+                                                  call_by_reference<root_t>{std::addressof(root)});
+    }
     if (!m_ctx.done()) help_until_pending(m_arena, m_ctx);
     m_ctx.reset();
     if (m_ctx.has_exception()) std::rethrow_exception(m_ctx.take_exception());

@@ -285,6 +285,22 @@ HEIST_ALWAYS_INLINE void call_inline_with_stack_headroom(thread_context& c, F& f
   std::invoke(f);
 }
 
+// A task that calls a function which outlives the wait for it, by reference (parallel_invoke's
+// functions; a loop's root handed to the pool by a caller without a slot).
+template <class F>
+struct call_by_reference {
+  F* fn;
+  void operator()() const { std::invoke(*fn); }
+};
+
+// True if the thread of context `c` may run work of arena `a` on its own stack (a loop's
+// root, parallel_invoke's last function, run_and_wait's function, a pipeline's input): it
+// holds a slot, or `a` lets threads without one take part (arena::slotless_threads_wait).
+// Otherwise the caller queues that work as a task and only waits.
+inline bool runs_work_of(const thread_context& c, const arena& a) noexcept {
+  return holds_slot_of(c, a) || !a.slotless_threads_wait();
+}
+
 // Runs f on the calling thread (`c`) as a member of group `g` (run_and_wait, parallel_invoke's
 // last function, a loop's root): new groups inside f are children of g, an exception cancels
 // g, and f moves to a fresh stack if this one is nearly used up.
