@@ -1,6 +1,8 @@
 // heist: a work-stealing task scheduler. This header brings the whole public API.
 #pragma once
 
+#include "heist/detail/config.hpp"  // first: it refuses a language version older than C++20
+
 #include "heist/blocked_range.hpp"
 #include "heist/coroutine.hpp"
 #include "heist/executor.hpp"

@@ -2,12 +2,12 @@
 #pragma once
 
 #define HEIST_VERSION_MAJOR 0
-#define HEIST_VERSION_MINOR 2
+#define HEIST_VERSION_MINOR 3
 #define HEIST_VERSION_PATCH 0
-// MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons (0.2.0 -> 200).
+// MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons (0.3.0 -> 300).
 #define HEIST_VERSION \
   (HEIST_VERSION_MAJOR * 10000 + HEIST_VERSION_MINOR * 100 + HEIST_VERSION_PATCH)
-#define HEIST_VERSION_STRING "0.2.0"
+#define HEIST_VERSION_STRING "0.3.0"
 
 namespace heist {
 

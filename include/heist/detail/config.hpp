@@ -1,6 +1,10 @@
 // Build-wide constants and portability macros shared by every heist header.
 #pragma once
 
+#if __cplusplus < 202002L
+#error "heist needs C++20 or newer: compile with -std=c++20 (or a later standard)"
+#endif
+
 #include <cstddef>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,7 +18,7 @@ namespace heist::detail {
 // 128 covers the adjacent-line prefetcher of x86 and the 128-byte lines of Apple M-series.
 inline constexpr std::size_t k_cache_line = 128;
 
-// Most workers a single executor accepts (SPEC section 1).
+// Most workers a single executor accepts.
 inline constexpr std::size_t k_max_workers = 4096;
 
 // One pause of a spin-wait: tells the CPU this thread is spinning (x86 pause, Arm yield).
