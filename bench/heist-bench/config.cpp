@@ -43,15 +43,37 @@ int count_of(const std::string& option, const std::string& text, int max) {
   return n;
 }
 
-// heist's executor takes at most 4,096 workers (SPEC section 8); a larger count would throw
+// heist's executor takes at most 4,096 workers; a larger count would throw
 // from a backend's constructor in the middle of the run.
 constexpr int k_max_threads = 4096;
 
 const char* k_usage =
     "usage: heist-bench [--full] [--workloads a,b] [--backends x,y] [--threads 1,2]\n"
-    "                   [--reps N] [--out DIR] [--trace] [--list]\n";
+    "                   [--reps N] [--out DIR] [--trace] [--verbose] [--list] [--help]\n";
 
 }  // namespace
+
+const char* const k_help =
+    "usage: heist-bench [options]\n"
+    "\n"
+    "Runs each workload on each backend at each thread count, side by side in one run, and\n"
+    "prints one table, then a summary per family (heist's time / the other's: below 1, heist\n"
+    "is faster). Writes report.md (summary first), SVG charts and results.csv to --out.\n"
+    "\n"
+    "options (default in brackets):\n"
+    "  --workloads a,b   run only these workloads [every workload; --list names them]\n"
+    "  --backends x,y    run only these backends [each workload's usual set; --full: all]\n"
+    "  --threads 1,2     thread counts [1 .. available_parallelism()]\n"
+    "  --reps N          timed repetitions per row [each workload's own: 3-11, more with --full]\n"
+    "  --full            bigger inputs, every backend, more repetitions [off]\n"
+    "  --out DIR         where report.md, the charts and results.csv go [bench-out]\n"
+    "  --trace           also write one heist trace per workload, JSON and SVG [off]\n"
+    "  --verbose         print each row as it is measured, and diagnostics of slow samples\n"
+    "                    in the notes [off]\n"
+    "  --list            print the workloads (what each measures) and backends, then exit\n"
+    "  --help            print this, then exit\n"
+    "\n"
+    "Progress goes to stderr, one line per workload as it starts.\n";
 
 void check_names(const config& c, const std::vector<std::string>& workloads,
                  const std::vector<std::string>& backends) {
@@ -97,14 +119,16 @@ config parse_config(int argc, char** argv) {
     } else if (arg == "--out") {
       c.out = value();
     } else if (arg == "-h" || arg == "--help") {
-      throw std::invalid_argument(k_usage);
+      c.help = true;
+    } else if (arg == "--verbose") {
+      c.verbose = true;
     } else {
       throw std::invalid_argument("unknown option " + arg + "\n" + k_usage);
     }
   }
   if (c.threads.empty()) {
     // 1..available_parallelism(): what this process may use (affinity mask, cgroup quota,
-    // HEIST_NUM_THREADS; SPEC section 12), not the machine's core count.
+    // HEIST_NUM_THREADS), not the machine's core count.
     const int cores = static_cast<int>(heist::available_parallelism());
     for (int t = 1; t <= cores; ++t)
       c.threads.push_back(t);

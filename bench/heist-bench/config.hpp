@@ -17,6 +17,8 @@ struct config {
   bool trace = false;               // --trace: one traced heist run per workload
   std::string out = "bench-out";
   bool list = false;
+  bool help = false;     // --help: the options, then exit 0
+  bool verbose = false;  // --verbose: rows as they are measured, slow-sample diagnostics
 
   bool wants_workload(const std::string& name, bool in_quick_default) const {
     if (!workloads.empty()) return workloads.count(name) != 0;
@@ -30,6 +32,9 @@ struct config {
     return reps > 0 ? reps : (full ? full_reps : quick);
   }
 };
+
+// Every option with its default, for --help.
+extern const char* const k_help;
 
 // Throws std::invalid_argument naming the option and the value: an unknown option, a missing
 // value, a count that is not a whole number of at least 1 (--threads: at most 4,096).

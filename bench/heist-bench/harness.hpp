@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -36,6 +37,34 @@ namespace bench {
 struct context {
   config cfg;
   std::vector<result> results;
+
+  // True if the run includes workload `key`; the first time, says so on stderr with the
+  // run's progress ("[3/45] nqueens (fork-join), 1m40s so far"), so a long run shows where
+  // it is. main() fills `planned` (every workload the run includes, in run order) first.
+  bool wants(const std::string& key) {
+    if (!cfg.wants_workload(key, true)) return false;
+    if (m_started.insert(key).second) {
+      const auto at = std::find(planned.begin(), planned.end(), key);
+      const long secs = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(
+                                              std::chrono::steady_clock::now() - m_start)
+                                              .count());
+      std::fprintf(stderr, "[%zu/%zu] %s (%s), %ldm%02lds so far\n",
+                   static_cast<std::size_t>(at - planned.begin()) + 1, planned.size(), key.c_str(),
+                   family_of(key).c_str(), secs / 60, secs % 60);
+    }
+    return true;
+  }
+  std::vector<std::string> planned;
+  std::vector<std::pair<std::string, std::string>> families_of;  // key, family name
+
+ private:
+  std::string family_of(const std::string& key) const {
+    for (const auto& [k, f] : families_of)
+      if (k == key) return f;
+    return "?";
+  }
+  std::set<std::string> m_started;
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
 
 // --- the registry ---------------------------------------------------------------------------
@@ -167,7 +196,7 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
                             const std::string& workload, const std::vector<backend_key>& keys,
                             int reps, std::uint64_t expected, const std::function<void()>& setup,
                             Body&& body) {
-  if (!x.cfg.wants_workload(key, true)) return;
+  if (!x.wants(key)) return;
   std::vector<result> rows;
   std::vector<std::string> row_keys;
   for (int threads : thread_counts) {
@@ -219,7 +248,7 @@ inline void timed_case_with(context& x, WithBackend&& with, const std::vector<in
     done.push_back(std::move(rows[i]));
   }
   note_paired_scaling(done);
-  note_slow_samples(done);
+  if (x.cfg.verbose) note_slow_samples(done);
   for (result& r : done) {
     print_progress(r);
     x.results.push_back(std::move(r));

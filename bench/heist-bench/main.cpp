@@ -1,11 +1,12 @@
 // heist-bench: heist's main job. Runs each workload on each backend at each thread count,
 // side by side in one run, and reports medians, spreads and ratios.
 //
-//   heist-bench                      quick default (about 3 minutes on 2 cores)
+//   heist-bench                      the default run
 //   heist-bench --full               bigger inputs, every backend, more repetitions
 //   heist-bench --workloads fib,uts --backends heist,tbb --threads 1,2 --reps 7 --out DIR
 //   heist-bench --trace              also write one heist trace per workload (JSON + SVG)
-//   heist-bench --list               print the workloads and backends
+//   heist-bench --list               print the workloads (what each measures) and backends
+//   heist-bench --help               every option with its default
 //
 // This file is the runner: it parses the command line, runs the registered workload
 // families (families/*.cpp and flow_workloads.cpp, each registering itself in harness.hpp's
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog.hpp"
 #include "harness.hpp"
 #include "report.hpp"
 
@@ -52,26 +54,40 @@ int main(int argc, char** argv) {
   // A child of the memory family: one workload on one backend, then its peak RSS.
   if (argc > 1 && std::string(argv[1]) == "--probe-memory") return probe_memory_main(argc, argv);
   std::vector<std::string> all_workloads;
-  for (const workload_family& f : sorted_families())
-    all_workloads.insert(all_workloads.end(), f.workloads.begin(), f.workloads.end());
   context x;
+  for (const workload_family& f : sorted_families()) {
+    all_workloads.insert(all_workloads.end(), f.workloads.begin(), f.workloads.end());
+    for (const char* w : f.workloads)
+      x.families_of.emplace_back(w, f.name);
+  }
   try {
     x.cfg = parse_config(argc, argv);
+    if (x.cfg.help) {
+      std::fputs(k_help, stdout);
+      return 0;
+    }
     check_names(x.cfg, all_workloads, k_all_backends);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "heist-bench: %s\n", e.what());
     return 2;
   }
   if (x.cfg.list) {
-    std::printf("workloads:");
-    for (const std::string& w : all_workloads)
-      std::printf(" %s", w.c_str());
-    std::printf("\nbackends:");
+    for (const workload_family& f : sorted_families()) {
+      if (f.workloads.empty()) continue;
+      std::printf("%s\n  backends: %s\n", f.name, backends_of_family(f.name));
+      for (const char* w : f.workloads)
+        std::printf("  %-15s %s\n", w, what_it_measures(w));
+    }
+    std::printf("\nevery backend key:");
     for (const auto& b : k_all_backends)
       std::printf(" %s", b.c_str());
     std::printf("\n");
     return 0;
   }
+  for (const std::string& w : all_workloads) {
+    if (x.cfg.wants_workload(w, true)) x.planned.push_back(w);
+  }
+  set_verbose(x.cfg.verbose);
   std::filesystem::create_directories(x.cfg.out);
   machine_info m = read_machine_info();
   m.cpu_speeds_start = measure_cpu_speeds();
@@ -81,7 +97,7 @@ int main(int argc, char** argv) {
     f.run(x);
   m.cpu_speeds_end = measure_cpu_speeds();
   print_table(x.results);
-  std::printf("CPU speeds at the start: %s\nCPU speeds at the end: %s\n",
+  std::printf("\nCPU speeds at the start: %s\nCPU speeds at the end: %s\n",
               m.cpu_speeds_start.c_str(), m.cpu_speeds_end.c_str());
   write_report(x.cfg, m, x.results);
   return 0;

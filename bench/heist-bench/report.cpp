@@ -11,53 +11,40 @@
 #include <sstream>
 
 #include "mini_json.hpp"
+#include "row_math.hpp"
+#include "summary.hpp"
 #include "svg.hpp"
-#include "workloads/fork_join.hpp"
 
 namespace bench {
 namespace {
 
-// The reference row for ratios: heist at the same thread count.
-const result* reference(const std::vector<result>& rs, const result& r) {
-  return find_result(rs, r.workload, "heist", r.threads);
-}
+bool g_verbose = false;
 
-// this median / heist's median at the same thread count ("vs heist"); NaN without one.
-double ratio_to_heist(const std::vector<result>& rs, const result& r) {
-  const result* ref = reference(rs, r);
-  return ref != nullptr && ref->stats.median > 0 ? r.stats.median / ref->stats.median
-                                                 : std::nan("");
-}
-
-// serial time / this time, for timed workloads that have a serial row.
-double speedup(const std::vector<result>& rs, const result& r) {
-  const result* s = find_result(rs, r.workload, "serial", 1);
-  if (s == nullptr || r.unit != "ms" || r.stats.median <= 0) return std::nan("");
-  return s->stats.median / r.stats.median;
-}
-
-std::vector<std::string> workloads_in_order(const std::vector<result>& rs) {
-  std::vector<std::string> order;
+// Wider columns for wider names: the table's columns line up whatever the run contains.
+struct table_widths {
+  int workload = 8, backend = 7;
+};
+table_widths widths_of(const std::vector<result>& rs) {
+  table_widths w;
   for (const result& r : rs) {
-    if (std::find(order.begin(), order.end(), r.workload) == order.end())
-      order.push_back(r.workload);
+    w.workload = std::max(w.workload, static_cast<int>(r.workload.size()));
+    w.backend = std::max(w.backend, static_cast<int>(r.backend.size()));
   }
-  return order;
+  return w;
 }
 
-std::string fmt(double v, int prec = 2) {
-  if (std::isnan(v)) return "-";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
-}
-
-int fib_n_of(const std::string& workload) {
-  int n = 0;
-  return std::sscanf(workload.c_str(), "fib(%d)", &n) == 1 ? n : -1;
+int most_threads_of(const std::vector<result>& rs) {
+  int most = 1;
+  for (const result& r : rs)
+    if (r.unit == "ms") most = std::max(most, r.threads);
+  return most;
 }
 
 }  // namespace
+
+void set_verbose(bool on) {
+  g_verbose = on;
+}
 
 void print_header(const machine_info& m, const config& cfg) {
   std::printf("heist-bench: %s, %u cores, %s, %s\n", m.cpu_model.c_str(), m.cores,
@@ -73,9 +60,11 @@ void print_header(const machine_info& m, const config& cfg) {
 }
 
 void print_progress(const result& r) {
-  std::printf("  %-22s %-22s %2d thr  median %10s %-8s [%s .. %s] n=%zu %s\n", r.workload.c_str(),
-              r.backend.c_str(), r.threads, fmt(r.stats.median, 3).c_str(), r.unit.c_str(),
-              fmt(r.stats.p10, 3).c_str(), fmt(r.stats.p90, 3).c_str(), r.stats.n, r.note.c_str());
+  if (!g_verbose) return;  // the table comes once, at the end; --verbose shows rows as they come
+  std::printf("  %s | %s | %d thr | median %s %s | p10..p90 %s..%s | n=%zu | %s\n",
+              r.workload.c_str(), r.backend.c_str(), r.threads, fmt(r.stats.median, 3).c_str(),
+              r.unit.c_str(), fmt(r.stats.p10, 3).c_str(), fmt(r.stats.p90, 3).c_str(), r.stats.n,
+              r.note.c_str());
   std::fflush(stdout);
 }
 
@@ -94,23 +83,29 @@ void note_paired_scaling(std::vector<result>& rows) {
 }
 
 void print_table(const std::vector<result>& rs) {
-  std::printf("\n%-24s %3s  %-22s %12s %-9s %21s %9s %8s  %s\n", "workload", "thr", "backend",
-              "median", "unit", "p10 .. p90", "vs heist", "speedup", "note");
-  std::printf("%s\n", std::string(130, '-').c_str());
-  for (const std::string& w : workloads_in_order(rs)) {
+  const table_widths w = widths_of(rs);
+  std::printf("\n%-*s %3s  %-*s %12s %-8s %22s %10s %8s  %s\n", w.workload, "workload", "thr",
+              w.backend, "backend", "median", "unit", "p10 .. p90", "heist/this", "speedup",
+              "note");
+  std::printf("%s\n",
+              std::string(static_cast<std::size_t>(w.workload + w.backend + 76), '-').c_str());
+  for (const std::string& name : workloads_in_order(rs)) {
     for (const result& r : rs) {
-      if (r.workload != w) continue;
-      const double ratio = ratio_to_heist(rs, r);
-      std::printf("%-24s %3d  %-22s %12s %-9s %10s .. %-9s %8s %8s  %s\n", r.workload.c_str(),
-                  r.threads, r.backend.c_str(), fmt(r.stats.median, 3).c_str(), r.unit.c_str(),
-                  fmt(r.stats.p10, 3).c_str(), fmt(r.stats.p90, 3).c_str(), fmt(ratio).c_str(),
-                  fmt(speedup(rs, r)).c_str(), r.note.c_str());
+      if (r.workload != name) continue;
+      std::printf("%-*s %3d  %-*s %12s %-8s %10s .. %-9s %10s %8s  %s\n", w.workload,
+                  r.workload.c_str(), r.threads, w.backend, r.backend.c_str(),
+                  fmt(r.stats.median, 3).c_str(), r.unit.c_str(), fmt(r.stats.p10, 3).c_str(),
+                  fmt(r.stats.p90, 3).c_str(), fmt(heist_over(rs, r)).c_str(),
+                  fmt(speedup_over_serial(rs, r)).c_str(), r.note.c_str());
     }
   }
   std::printf(
-      "\nvs heist: this median / heist's median at the same thread count (for ms, us and cores, "
-      "above 1 means heist is better; for Mtasks/s, below 1).\nspeedup: serial median / this "
-      "median.\n");
+      "\nheist/this: heist's median over this row's, same workload and thread count, same run "
+      "(for rates, this rate over heist's): below 1, heist is faster.\nspeedup: the serial "
+      "median over this one.\n\n");
+  const int most = most_threads_of(rs);
+  for (const std::string& line : summary_lines(summarize_families(rs, most), most))
+    std::printf("%s\n", line.c_str());
 }
 
 void write_report(const config& cfg, const machine_info& m, const std::vector<result>& rs) {
@@ -126,187 +121,14 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
     }
   }
 
-  // --- charts -----------------------------------------------------------------------------
-  std::vector<std::string> charts;
-  auto save = [&](const std::string& file, const std::string& svg_text) {
-    std::ofstream(cfg.out + "/" + file) << svg_text;
-    charts.push_back(file);
-  };
-  // Speedup over serial, fork-join workloads, per backend and thread count.
-  {
-    svg::bar_chart c{"Speedup over serial (fork-join)", "x serial", {}, {}, {}};
-    std::set<std::string> backends;
-    for (const result& r : rs) {
-      if (r.group == "fork-join" && r.backend != "serial") backends.insert(r.backend);
-    }
-    c.series.assign(backends.begin(), backends.end());
-    c.values.assign(c.series.size(), {});
-    for (const std::string& w : workloads_in_order(rs)) {
-      for (int t : cfg.threads) {
-        bool any = false;
-        std::vector<double> col;
-        for (const std::string& b : c.series) {
-          const result* r = find_result(rs, w, b, t);
-          const double v = r != nullptr && r->group == "fork-join" ? speedup(rs, *r) : std::nan("");
-          any = any || !std::isnan(v);
-          col.push_back(v);
-        }
-        if (!any) continue;
-        c.categories.push_back(w + " @" + std::to_string(t));
-        for (std::size_t s = 0; s < col.size(); ++s)
-          c.values[s].push_back(col[s]);
-      }
-    }
-    if (!c.categories.empty()) save("speedup.svg", c.render());
-  }
-  // Time per spawn on fib.
-  {
-    svg::bar_chart c{"fib: time per spawn (ns), lower is better", "ns / spawn", {}, {}, {}};
-    std::set<std::string> backends;
-    for (const result& r : rs) {
-      if (fib_n_of(r.workload) > 0 && r.backend != "serial") backends.insert(r.backend);
-    }
-    c.series.assign(backends.begin(), backends.end());
-    c.values.assign(c.series.size(), {});
-    for (const std::string& w : workloads_in_order(rs)) {
-      const int n = fib_n_of(w);
-      if (n <= 0) continue;
-      for (int t : cfg.threads) {
-        c.categories.push_back(w + " @" + std::to_string(t));
-        for (std::size_t s = 0; s < c.series.size(); ++s) {
-          const result* r = find_result(rs, w, c.series[s], t);
-          c.values[s].push_back(r != nullptr
-                                    ? r->stats.median * 1e6 / static_cast<double>(fib_spawns(n))
-                                    : std::nan(""));
-        }
-      }
-    }
-    if (!c.categories.empty()) save("spawn-overhead.svg", c.render());
-  }
-  // The seed-001 table: time per workload with and without stealing, at the most threads.
-  {
-    const int t = *std::max_element(cfg.threads.begin(), cfg.threads.end());
-    svg::bar_chart c{
-        "Seed note 001 table at " + std::to_string(t) + " threads (ms, lower is better)",
-        "ms",
-        {},
-        {},
-        {}};
-    std::set<std::string> backends;
-    for (const result& r : rs) {
-      if (r.group == "seed-001" && r.threads == t) backends.insert(r.backend);
-    }
-    c.series.assign(backends.begin(), backends.end());
-    c.values.assign(c.series.size(), {});
-    for (const std::string& w : workloads_in_order(rs)) {
-      bool seed = false;
-      for (const result& r : rs)
-        seed = seed || (r.workload == w && r.group == "seed-001");
-      if (!seed) continue;
-      c.categories.push_back(w);
-      for (std::size_t s = 0; s < c.series.size(); ++s) {
-        const result* r = find_result(rs, w, c.series[s], t);
-        c.values[s].push_back(r != nullptr ? r->stats.median : std::nan(""));
-      }
-    }
-    if (!c.categories.empty()) save("seed-001.svg", c.render());
-  }
-  // Service figures: one chart per unit (idle CPU, wake-up latency, submission rate, trickle).
-  for (const char* w : {"idle cost (2 s)", "wake-up latency", "trickle 20us/200us"}) {
-    svg::bar_chart c{w, "", {w}, {}, {}};
-    for (const result& r : rs) {
-      if (r.workload != w) continue;
-      c.y_label = r.unit;
-      c.series.push_back(r.backend);
-      c.values.push_back({r.stats.median});
-    }
-    if (c.series.empty()) continue;
-    std::string file = std::string("service-") + w + ".svg";
-    for (char& ch : file) {
-      if (ch == ' ' || ch == '/' || ch == '(' || ch == ')') ch = '-';
-    }
-    save(file, c.render());
-  }
-
-  // One bar per backend for each workload of `group` measured in `unit`.
-  const auto group_chart = [&](const std::string& title, const std::string& group,
-                               const std::string& unit, const std::string& file) {
-    svg::bar_chart c{title, unit, {}, {}, {}};
-    std::vector<std::string> backends;
-    for (const result& r : rs) {
-      if (r.group != group || r.unit != unit) continue;
-      if (std::find(c.categories.begin(), c.categories.end(), r.workload) == c.categories.end())
-        c.categories.push_back(r.workload);
-      if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
-        backends.push_back(r.backend);
-    }
-    for (const std::string& b : backends) {
-      c.series.push_back(b);
-      std::vector<double> v;
-      for (const std::string& w : c.categories) {
-        double value = std::nan("");
-        for (const result& r : rs)
-          if (r.group == group && r.workload == w && r.backend == b) value = r.stats.median;
-        v.push_back(value);
-      }
-      c.values.push_back(v);
-    }
-    if (!c.categories.empty()) save(file, c.render());
-  };
-  // Priorities and idle threads: start latencies (us).
-  group_chart("Start latency (us): priorities and idle threads, lower is better", "sizing", "us",
-              "sizing-latency.svg");
-  // Loops: every schedule of each loop workload (the EPCC loops, small loops, vector add, sum).
-  group_chart("Parallel loops (ms, lower is better)", "loops", "ms", "loops.svg");
-  // Peak resident memory per workload (a fresh process per bar).
-  group_chart("Peak resident memory (MiB) per workload, lower is better", "memory", "MiB",
-              "memory.svg");
-
-  // MPI: Jacobi with and without overlap (ms per step).
-  {
-    svg::bar_chart c{"Jacobi over MPI: ms per step, blocking exchange vs overlap (lower is better)",
-                     "ms / step",
-                     {},
-                     {"heist"},
-                     {}};
-    c.values.assign(1, {});
-    for (const result& r : rs) {
-      if (r.group != "mpi" || r.unit != "ms/step") continue;
-      c.categories.push_back(r.workload);
-      c.values[0].push_back(r.stats.median);
-    }
-    if (!c.categories.empty()) save("mpi-jacobi.svg", c.render());
-  }
-
-  // Graphs and pipelines: heist's time as a fraction of oneTBB's (for rates, oneTBB's rate
-  // over heist's), one bar per workload and thread count; below 1, heist is faster.
-  {
-    svg::bar_chart c{"Task graphs and pipelines: heist time / oneTBB time (lower is better)",
-                     "x oneTBB",
-                     {},
-                     {"heist"},
-                     {}};
-    c.values.assign(1, {});
-    for (const std::string& w : workloads_in_order(rs)) {
-      for (int t : cfg.threads) {
-        const result* h = find_result(rs, w, "heist", t);
-        const result* o = find_result(rs, w, "oneTBB", t);
-        if (h == nullptr || o == nullptr || (h->group != "graphs" && h->group != "pipelines")) {
-          continue;
-        }
-        if (h->stats.median <= 0 || o->stats.median <= 0) continue;
-        const double v = h->lower_is_better ? h->stats.median / o->stats.median
-                                            : o->stats.median / h->stats.median;
-        c.categories.push_back(w + " @" + std::to_string(t));
-        c.values[0].push_back(v);
-      }
-    }
-    if (!c.categories.empty()) save("graphs-pipelines.svg", c.render());
-  }
+  const std::vector<std::string> charts = write_charts(cfg, rs);
 
   // --- report.md ------------------------------------------------------------------------------
   std::ofstream md(cfg.out + "/report.md");
-  md << "# heist-bench report\n\n";
+  const int most = most_threads_of(rs);
+  md << "# heist-bench report\n\n## Summary\n\n"
+     << summary_markdown(summarize_families(rs, most), most) << "\n";
+  md << "## The run\n\n";
   md << "- machine: " << m.cpu_model << ", " << m.cores << " cores, " << m.os << "\n";
   md << "- sizing: " << m.sizing << "\n";
   md << "- CPU speeds at the start: " << m.cpu_speeds_start << "\n";
@@ -317,14 +139,18 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
   md << "- date: " << m.date << "; mode: " << (cfg.full ? "full" : "quick") << "; threads:";
   for (int t : cfg.threads)
     md << " " << t;
-  md << "\n\nEach row is the median of its samples (a warm-up run is discarded; in the fork-join, "
-        "loop, arena and seed-note rows every timed run comes right after an untimed one of the "
-        "same row, so that it starts with the backend's threads awake); p10/p90 give "
-        "the spread. `vs heist` divides by heist's median at the same thread count, measured in "
-        "the same run. A heist row at 2 or more threads that keeps its workers busy says how many "
-        "samples took over 1.1x its median and what its workers did in them: one idle (parked, or "
-        "its thread preempted by the host: heist's to look at first), cores at different speeds "
-        "or every core slower (the machine's). Raw samples: `results.csv`.\n";
+  md << "\n\nEach row is the median of its samples (a warm-up run is discarded; in the "
+        "fork-join, loop, arena and uneven-load rows every timed run comes right after an "
+        "untimed one of the same row, so that it starts with the backend's threads awake); "
+        "p10/p90 give the spread. `heist/this` is heist's median over the row's, at the same "
+        "thread count in the same run (for rates, the row's over heist's): below 1, heist is "
+        "faster. T1/Tn in the notes is the row's own scaling, taken round by round."
+     << (cfg.verbose ? " With --verbose, a heist row at 2 or more threads that keeps its workers "
+                       "busy also says how many samples took over 1.1x its median and what its "
+                       "workers did in them: one idle (parked, or its thread preempted by the "
+                       "host), cores at different speeds, or every core slower."
+                     : "")
+     << " Raw samples: `results.csv`.\n";
   std::string group;
   for (const std::string& w : workloads_in_order(rs)) {
     const result* first = nullptr;
@@ -339,13 +165,12 @@ void write_report(const config& cfg, const machine_info& m, const std::vector<re
       md << "\n## " << group << "\n";
     }
     md << "\n### " << w << "\n\n| threads | backend | median (" << first->unit
-       << ") | p10 | p90 | vs heist | speedup | note |\n|---|---|---|---|---|---|---|---|\n";
+       << ") | p10 | p90 | heist/this | speedup | note |\n|---|---|---|---|---|---|---|---|\n";
     for (const result& r : rs) {
       if (r.workload != w) continue;
-      const double ratio = ratio_to_heist(rs, r);
       md << "| " << r.threads << " | " << r.backend << " | " << fmt(r.stats.median, 3) << " | "
-         << fmt(r.stats.p10, 3) << " | " << fmt(r.stats.p90, 3) << " | " << fmt(ratio) << " | "
-         << fmt(speedup(rs, r)) << " | " << r.note << " |\n";
+         << fmt(r.stats.p10, 3) << " | " << fmt(r.stats.p90, 3) << " | " << fmt(heist_over(rs, r))
+         << " | " << fmt(speedup_over_serial(rs, r)) << " | " << r.note << " |\n";
     }
   }
   md << "\n## Charts\n\n";

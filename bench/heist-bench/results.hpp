@@ -11,7 +11,7 @@
 namespace bench {
 
 struct result {
-  std::string group;     // "fork-join", "seed-001", "service", "loops"
+  std::string group;     // the family: "fork-join", "uneven loads", "service", "loops", ...
   std::string workload;  // e.g. "fib(30)"
   std::string backend;   // e.g. "heist", "oneTBB"
   int threads = 0;

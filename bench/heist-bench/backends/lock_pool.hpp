@@ -81,7 +81,7 @@ class lock_pool {
     for (auto& t : m_threads)
       t.join();
   }
-  std::string name() const { return "lock pool (note 000)"; }
+  std::string name() const { return "lock-based pool"; }
 
   template <class F>
   auto submit(F f) -> std::future<decltype(f())> {

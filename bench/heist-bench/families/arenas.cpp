@@ -17,7 +17,7 @@ namespace {
 
 void arena_workloads(context& x) {
   const int most = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
-  if (x.cfg.wants_workload("mixed", true)) {
+  if (x.wants("mixed")) {
     // Keys: "heist" wraps the waits in heist::blocking, "heist-noblock" does not, "tbb" has
     // no equivalent (a waiting task holds its thread).
     const std::vector<backend_key> keys = {{"heist", true}, {"heist-noblock", true}, {"tbb", true}};
@@ -55,7 +55,7 @@ void arena_workloads(context& x) {
           return v;
         });
   }
-  if (x.cfg.wants_workload("arena-cost", true)) {
+  if (x.wants("arena-cost")) {
     auto add = [&](const std::string& workload, const std::string& backend, double ns) {
       result r{"arenas", workload, backend, most, "ns", true};
       r.samples.push_back(ns);

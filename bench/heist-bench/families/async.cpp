@@ -58,7 +58,7 @@ void async_workloads(context& x) {
   const int most = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
   const int reps = x.cfg.reps_or(5, 11);
 
-  if (x.cfg.wants_workload("coro-memory", true)) {
+  if (x.wants("coro-memory")) {
     // 100,000 coroutines suspended on their own promise's future, members of one group: heap
     // bytes in use per suspended coroutine (its frame, and the state of the future it awaits,
     // with the promise's slot in a vector), from malloc's
@@ -86,7 +86,7 @@ void async_workloads(context& x) {
     r.note = note;
     add_row(x, std::move(r));
   }
-  if (x.cfg.wants_workload("then-chain", true)) {
+  if (x.wants("then-chain")) {
     // A chain of 100,000 then() links on a promise, built and completed inside a task of the
     // pool; timed from set_value to get() returning: the cost of running one link.
     result r{"async", "then-chain: 100,000 links, per link", "heist", most, "ns", true};
@@ -110,7 +110,7 @@ void async_workloads(context& x) {
     add_row(x, std::move(r));
   }
 
-  if (x.cfg.wants_workload("when-all", true)) {
+  if (x.wants("when-all")) {
     result r{"async", "when_all fan-in of 100,000 futures", "heist", most, "ms", true};
     heist_backend b(most);
     for (int rep = 0; rep <= reps; ++rep) {
@@ -135,7 +135,7 @@ void async_workloads(context& x) {
     add_row(x, std::move(r));
   }
 
-  if (x.cfg.wants_workload("coro-fib", true)) {
+  if (x.wants("coro-fib")) {
     // Side by side, interleaved: coroutine fib with co_await group.join(), heist's
     // task_group fib, oneTBB's task_group fib.
     const int n = x.cfg.full ? 32 : 30;
@@ -172,7 +172,7 @@ void async_workloads(context& x) {
 #endif
   }
 
-  if (x.cfg.wants_workload("ping-pong", true)) {
+  if (x.wants("ping-pong")) {
     // A coroutine awaits futures one by one; a thread outside the pool fulfils each after
     // 2 ms (the pool has gone to sleep): the time from set_value to the coroutine running.
     const std::size_t rounds = x.cfg.full ? 1000 : 300;

@@ -124,7 +124,7 @@ struct tbb_graph {
 
 void graph_cases(context& x, int threads) {
   const int reps = x.cfg.reps_or(5, 11);
-  auto wants = [&](const char* key) { return x.cfg.wants_workload(key, true); };
+  auto wants = [&](const char* key) { return x.wants(key); };
   auto wants_tbb = [&] { return x.cfg.wants_backend("tbb", true); };
   auto wants_heist = [&] { return x.cfg.wants_backend("heist", true); };
   heist_backend hb(threads);
@@ -352,7 +352,7 @@ void pipeline_cases(context& x, int threads) {
                           {"pipeline-1us", 200'000, 1'000, "Mitems/s", 1e6},
                           {"pipeline-heavy", 10'000, 100'000, "kitems/s", 1e3}};
   for (const shape& sh : shapes) {
-    if (!x.cfg.wants_workload(sh.key, true)) continue;
+    if (!x.wants(sh.key)) continue;
     const std::size_t tokens = 8 * static_cast<std::size_t>(threads);
     std::uint64_t expected = 0;
     for (std::uint64_t i = 0; i < sh.items; ++i)
@@ -426,7 +426,7 @@ void pipeline_cases(context& x, int threads) {
 // One traced heist run of a 16x16 wavefront graph, and the DOT of a 4x4 one: the pictures
 // of a graph run in the report.
 void graph_pictures(context& x, int threads) {
-  if (!x.cfg.wants_workload("wavefront", true)) return;
+  if (!x.wants("wavefront")) return;
   {
     heist::task_graph g;
     wavefront_grid w(4, 4, 0);

@@ -20,7 +20,7 @@ const std::vector<backend_key> k_fork_join_backends = {
 void fork_join_workloads(context& x) {
   // A serial reference (and an input) is made only for a workload that runs: the quicksort's
   // alone took 0.6 s of every heist-bench run. timed_case skips the others.
-  auto wants = [&](const char* key) { return x.cfg.wants_workload(key, true); };
+  auto wants = [&](const char* key) { return x.wants(key); };
   const int fib_n = x.cfg.full ? 32 : 30;
   const auto fib_expected = wants("fib") || wants("fib-invoke") || wants("fib-plain")
                                 ? static_cast<std::uint64_t>(fib<serial_backend>(fib_n))

@@ -226,7 +226,7 @@ void loop_workloads(context& x) {
         });
   };
 
-  if (x.cfg.wants_workload("epcc1", true) || x.cfg.wants_workload("epcc2", true)) {
+  if (x.wants("epcc1") || x.wants("epcc2")) {
     auto data = std::make_shared<epcc_data>();
     const int reps1 = 100;
     const int reps2 = x.cfg.full ? 100 : 3;
@@ -250,8 +250,8 @@ void loop_workloads(context& x) {
     note_loop_ratios(x, "EPCC loop 1 (x" + std::to_string(reps1) + ")", nullptr);
     note_loop_ratios(x, "EPCC loop 2 (x" + std::to_string(reps2) + ")", data.get());
   }
-  if (x.cfg.wants_workload("epcc2split", true)) epcc2_split_workload(x, most, loop_case);
-  if (x.cfg.wants_workload("vecadd", true)) {
+  if (x.wants("epcc2split")) epcc2_split_workload(x, most, loop_case);
+  if (x.wants("vecadd")) {
     const std::size_t n = 10'000'000;
     auto xs = std::make_shared<std::vector<double>>(n),
          ys = std::make_shared<std::vector<double>>(n),
@@ -266,7 +266,7 @@ void loop_workloads(context& x) {
                 return checksum(*out);
               });
   }
-  if (x.cfg.wants_workload("smallloops", true)) {
+  if (x.wants("smallloops")) {
     // 2,000 loops of 2,048 iterations of a 1-2 ns body: what one loop call costs when there
     // is little to share (the median / 2,000 is the cost per call).
     const int calls = 2000;
@@ -282,7 +282,7 @@ void loop_workloads(context& x) {
           return checksum(*a);
         });
   }
-  if (x.cfg.wants_workload("reduce", true)) {
+  if (x.wants("reduce")) {
     const std::size_t n = 100'000'000;
     auto xs = std::make_shared<std::vector<double>>(n);
     // Multiples of 1/4 below 256: every partial sum is exact, so any order gives the same bits.

@@ -77,7 +77,7 @@ bool probe(const std::string& key, const std::string& backend, int threads, doub
 }
 
 void memory_workloads(context& x) {
-  if (!x.cfg.wants_workload("memory", true)) return;
+  if (!x.wants("memory")) return;
   const int threads = x.cfg.threads.empty() ? 1 : x.cfg.threads.back();
   for (const memory_case& c : k_cases) {
     for (const backend_key& k : k_memory_backends) {

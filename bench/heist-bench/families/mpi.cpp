@@ -14,7 +14,7 @@ namespace bench {
 namespace {
 
 void mpi_workloads(context& x) {
-  if (!x.cfg.wants_workload("mpi", true)) return;
+  if (!x.wants("mpi")) return;
   std::ifstream in(x.cfg.out + "/mpi.csv");
   if (!in) {
     std::printf(

@@ -20,7 +20,7 @@ void service_workloads(context& x) {
     print_progress(r);
     x.results.push_back(std::move(r));
   };
-  if (x.cfg.wants_workload("idle", true)) {
+  if (x.wants("idle")) {
     for (const backend_key& k : k_service_backends) {
       if (!x.cfg.wants_backend(k.key, k.quick)) continue;
       with_backend(k.key, max_threads, [&](auto& b) {
@@ -34,7 +34,7 @@ void service_workloads(context& x) {
       });
     }
   }
-  if (x.cfg.wants_workload("wakeup", true)) {
+  if (x.wants("wakeup")) {
     for (const backend_key& k : k_service_backends) {
       if (!x.cfg.wants_backend(k.key, k.quick)) continue;
       with_backend(k.key, max_threads, [&](auto& b) {
@@ -54,7 +54,7 @@ void service_workloads(context& x) {
       });
     }
   }
-  if (x.cfg.wants_workload("wakeup", true)) {
+  if (x.wants("wakeup")) {
     result r{"service", "wake-up latency", "futex hand-off (floor)", max_threads, "us", true};
     const int n = x.cfg.full ? 1000 : 300;
     for (int i = 0; i < n; ++i) {
@@ -65,7 +65,7 @@ void service_workloads(context& x) {
     r.note = note;
     add(std::move(r));
   }
-  if (x.cfg.wants_workload("submit", true)) {
+  if (x.wants("submit")) {
     for (int producers : {1, 2, 4}) {
       for (const backend_key& k : k_service_backends) {
         if (!x.cfg.wants_backend(k.key, k.quick)) continue;
@@ -89,7 +89,7 @@ void service_workloads(context& x) {
       }
     }
   }
-  if (x.cfg.wants_workload("trickle", true)) {
+  if (x.wants("trickle")) {
     for (const backend_key& k : k_service_backends) {
       if (!x.cfg.wants_backend(k.key, k.quick)) continue;
       with_backend(k.key, max_threads, [&](auto& b) {

@@ -90,7 +90,7 @@ void sizing_workloads(context& x) {
   const int most = *std::max_element(x.cfg.threads.begin(), x.cfg.threads.end());
   const std::size_t rounds = x.cfg.full ? 1000 : 300;
 
-  if (x.cfg.wants_workload("priority", true)) {
+  if (x.wants("priority")) {
     const std::size_t n = static_cast<std::size_t>(most);
     {
       heist::executor ex(n);
@@ -132,7 +132,7 @@ void sizing_workloads(context& x) {
 #endif
   }
 
-  if (x.cfg.wants_workload("idle-threads", true)) {
+  if (x.wants("idle-threads")) {
     const std::size_t n = static_cast<std::size_t>(most);
     const std::size_t restarts = x.cfg.full ? 100 : 30;
     {

@@ -8,7 +8,7 @@
 
 #include "../harness.hpp"
 #include "../workloads/fork_join.hpp"
-#include "../workloads/seed_table.hpp"
+#include "../workloads/uneven_loads.hpp"
 
 namespace bench {
 namespace {

@@ -1,6 +1,6 @@
-// The benchmark table of seed note 001 made real: uneven load, a hotspot, and idle
-// stealing, each run with stealing (heist), without it (heist with steal_policy::none: tasks
-// stay where they were spawned) and with round-robin dealing (static assignment).
+// Uneven loads: uneven task costs, a hotspot, and idle stealing, each run with stealing
+// (heist), without it (heist with steal_policy::none: tasks stay where they were spawned)
+// and with round-robin dealing (static assignment).
 #pragma once
 
 #include <algorithm>
