@@ -42,8 +42,8 @@ class mpi_error : public std::runtime_error {
 
 // A future that becomes ready with the request's status when it completes. The request
 // handle passes to heist (do not wait on, test or free it yourself). Errors, all naming
-// `request`: std::invalid_argument for MPI_REQUEST_NULL, for a request already passed to
-// when_done and not yet completed, for an inactive persistent request (never started with
+// `request`: std::invalid_argument for MPI_REQUEST_NULL, for a pending request already passed
+// to when_done and not yet completed, for an inactive persistent request (never started with
 // MPI_Start: it can never complete), and for a handle MPI rejects; std::logic_error if MPI
 // is not initialized, already finalized, or initialized below MPI_THREAD_SERIALIZED.
 // If MPI reports the request failed, the future holds an mpi_error. If the executor that

@@ -82,12 +82,16 @@ class request_poller final : public detail::poller {
     }
   }
 
-  future<MPI_Status> add(MPI_Request request, detail::executor_impl& exec) {
+  // `pending`: MPI reported the request not yet complete when it was checked.
+  future<MPI_Status> add(MPI_Request request, bool pending, detail::executor_impl& exec) {
     promise<MPI_Status> p;
     future<MPI_Status> f = p.get_future();
     {
       std::lock_guard<std::mutex> g(m_lock);
-      if (std::find(m_requests.begin(), m_requests.end(), request) != m_requests.end()) {
+      // A pending request in the table twice would be completed, and freed, twice. A complete
+      // one may share its handle with others: Open MPI hands out one shared object for sends
+      // that completed at once, so its handles repeat among requests outstanding together.
+      if (pending && std::find(m_requests.begin(), m_requests.end(), request) != m_requests.end()) {
         throw std::invalid_argument(
             "heist::mpi::when_done: request is already registered (when_done was called on it "
             "before, and it has not completed)");
@@ -190,13 +194,14 @@ class request_poller final : public detail::poller {
 
 // The refusals of when_done, before heist takes the request: MPI_REQUEST_NULL, a handle MPI
 // rejects, or an inactive persistent request (MPI reports it complete with an empty status:
-// no source, no tag, no data), which no MPI_Testsome would ever complete.
+// no source, no tag, no data), which no MPI_Testsome would ever complete. Returns whether the
+// request is still pending.
 void check_null(MPI_Request request) {
   if (request == MPI_REQUEST_NULL) {
     throw std::invalid_argument("heist::mpi::when_done: request is MPI_REQUEST_NULL");
   }
 }
-void check_request(MPI_Request request) {
+bool check_request(MPI_Request request) {
   int flag = 0;
   MPI_Status status;
   const int rc = MPI_Request_get_status(request, &flag, &status);
@@ -204,7 +209,7 @@ void check_request(MPI_Request request) {
     throw std::invalid_argument("heist::mpi::when_done: request is not a valid MPI request (" +
                                 error_string(rc) + ")");
   }
-  if (flag == 0) return;
+  if (flag == 0) return true;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   if (status.MPI_SOURCE == MPI_ANY_SOURCE && status.MPI_TAG == MPI_ANY_TAG && count == 0) {
@@ -212,6 +217,7 @@ void check_request(MPI_Request request) {
         "heist::mpi::when_done: request is inactive (a persistent request not started with "
         "MPI_Start): it can never complete");
   }
+  return false;
 }
 
 request_poller& poller_of(detail::executor_impl& exec) {
@@ -231,17 +237,17 @@ request_poller& poller_of(detail::executor_impl& exec) {
 future<MPI_Status> when_done(MPI_Request request, executor& ex) {
   check_null(request);
   checked_thread_level();
-  check_request(request);
+  const bool pending = check_request(request);
   detail::executor_impl& exec = detail_impl(ex);
-  return poller_of(exec).add(request, exec);
+  return poller_of(exec).add(request, pending, exec);
 }
 
 future<MPI_Status> when_done(MPI_Request request) {
   check_null(request);
   checked_thread_level();
-  check_request(request);
+  const bool pending = check_request(request);
   detail::executor_impl& exec = detail::current_arena().exec();
-  return poller_of(exec).add(request, exec);
+  return poller_of(exec).add(request, pending, exec);
 }
 
 std::unique_lock<std::mutex> lock() {
