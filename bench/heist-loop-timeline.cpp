@@ -24,7 +24,7 @@
 //   heist-loop-timeline [--threads N] [--rounds R] [--calls C] [--loops 12] [--quick]
 //
 // --quick runs heist auto against OpenMP dynamic,1 / dynamic,4 and oneTBB auto only.
-// BENCHMARKS.md (issue 13, twenty-sixth round) has what it found on 2 and 16 cores.
+// BENCHMARKS.md has what it found on 2 and 16 cores.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

@@ -1,4 +1,4 @@
-// Asynchronous I/O meeting compute on one executor (seed note 003's advice): an Asio
+// Asynchronous I/O meeting compute on one executor: an Asio
 // io_context thread owns every socket; heist coroutines serve the connections. Each request
 // (a 4-byte length and a payload) is read with co_await, its checksum computed in parallel on
 // heist (co_await on a submitted parallel_reduce), and the answer written with co_await. A

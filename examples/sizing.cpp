@@ -1,4 +1,4 @@
-// Sizing, priorities and idle threads (SPEC section 12): a pool sized to what the process
+// Sizing, priorities and idle threads: a pool sized to what the process
 // may use, a latency-sensitive arena that jumps ahead of batch work, and workers that go
 // away when idle and come back when work arrives.
 #include <heist/heist.hpp>

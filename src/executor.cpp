@@ -50,7 +50,7 @@ std::int64_t resolve_idle_timeout(std::chrono::milliseconds timeout) {
 
 std::size_t resolve_worker_count(std::size_t requested) {
   std::size_t n = requested;
-  if (n == 0) n = available_parallelism();  // SPEC section 12
+  if (n == 0) n = available_parallelism();
   if (n > k_max_workers) {
     throw std::invalid_argument("heist::executor: num_workers must be between 1 and " +
                                 std::to_string(k_max_workers) + ", got " + std::to_string(n));

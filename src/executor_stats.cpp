@@ -1,5 +1,5 @@
 // The load monitor and traces of an executor: per-slot counters read into executor_stats,
-// trace buffers, and Chrome Trace Event output (SPEC sections 5 and 6).
+// trace buffers, and Chrome Trace Event output.
 #include <algorithm>
 #include <chrono>
 #include <mutex>

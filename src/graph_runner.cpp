@@ -2,7 +2,7 @@
 //
 // A run of a graph is a set of heist tasks, one per *chain* of nodes: a task invokes a node,
 // then decrements the join counter of each strong successor; of those that reach zero, it
-// keeps the first for itself (the bypass of note 003: no queue between a node and its
+// keeps the first for itself (a bypass: no queue between a node and its
 // first ready successor, which stays hot in this core's cache) and spawns the others into
 // its own deque, where idle workers steal them. A condition node hands the successor it
 // picks to the same task at once. So a chain of nodes costs one task, and a run wakes only

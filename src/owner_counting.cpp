@@ -1,5 +1,5 @@
 // The process-wide barrier behind owner-counted joins (owner_count.hpp,
-// docs/design-protocols.md "Owner-counted joins"): a group's owner writes its local count with
+// docs/design/protocols.md "Owner-counted joins"): a group's owner writes its local count with
 // plain stores and re-reads m_owner with no fence; a thread that claims the group pays for both
 // sides with membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full memory barrier on
 // every CPU that is running a thread of this process (an asymmetric Dekker pair, as in liburcu and

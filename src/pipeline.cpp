@@ -179,7 +179,7 @@ class pipeline_run {
   // k_hop_ns of carrying per hop (hop_items; at most half the tokens): each hand-off is a
   // steal and the input's lines moving to another core, about 0.55 us of thread time per
   // item at two workers on the test VM, and 1 us items ran at 1.33x one thread's rate with
-  // one item per hop, 1.55x with seven (issue 13, thirty-second round). What a hop holds
+  // one item per hop, 1.55x with seven. What a hop holds
   // waits behind its own earlier items, at most k_hop_ns on average.
   void input(std::uint64_t weight) noexcept {
     // Groups inside the filters are children of the pipeline: cancelled with it.

@@ -1,4 +1,4 @@
-// priority: arena priorities (SPEC section 12). A thread choosing among arenas serves the
+// priority: arena priorities. A thread choosing among arenas serves the
 // highest level first, and a thread running lower-level work looks at every task boundary
 // whether higher-level work waits for a thread.
 //

@@ -11,8 +11,8 @@
 // Running one task (and task_group::wait's inline first step) is run_task's
 // (include/heist/detail/run_task.hpp); sleeping and waking is idle_state's
 // (include/heist/detail/idle_state.hpp);
-// docs/design-sleep.md and docs/design-protocols.md have the long version, docs/design.md the
-// overview with diagrams.
+// docs/design/sleep.md and docs/design/protocols.md have the long version, docs/design/overview.md
+// the overview with diagrams.
 //
 // Glossary
 //   worker   a thread the executor started; it occupies one slot (deque) of its arena.
@@ -25,7 +25,7 @@
 //   spare    a stand-in thread that runs in place of a thread blocked in heist::blocking().
 //
 //
-// Rejected alternatives: a global queue with a condition variable (note 000; every spawn
+// Rejected alternatives: a global queue with a condition variable (every spawn
 // would take a lock); waking all sleepers on new work (burns CPU under a trickle); switching
 // stacks with ucontext (sanitizers lose track of fiber switches without annotations, and a
 // thread per 4096 levels costs ~50 us, i.e. nothing).

@@ -17,7 +17,7 @@
 //      nothing shared: the idle word, which every spawn reads, stays in the spawners'
 //      caches. Until it counts, the thread is to publishers what a busy thread is: it
 //      suppresses no wake-up and owes no last look (L2). On 16 cores this took fib(30) from
-//      4.2-4.8 to 3.9-4.2 ms (BENCHMARKS.md, issue 13's fourteenth round).
+//      4.2-4.8 to 3.9-4.2 ms.
 //
 // Parking (S1-S4 of idle_state.hpp's protocol) is in park.cpp.
 #include <chrono>
@@ -37,7 +37,7 @@ namespace heist::detail {
 // deque's order; and the rest of a batch taken from the injection queue (search_once), the
 // newest first, so that the oldest is popped first. A push into an empty deque is a
 // publication: a thief may have found the deque empty meanwhile and gone to sleep, so it
-// wakes a sleeper as a spawn would (issue 9, bug 4).
+// wakes a sleeper as a spawn would.
 void push_back_foreign(thread_context& c, task* list) noexcept {
   arena& a = *c.m_arena;
   bool woke = false;
@@ -59,7 +59,7 @@ void push_back_foreign(thread_context& c, task* list) noexcept {
 // An isolated waiter's own deque may hold tasks of outer regions above tasks of its own
 // (a task of another region spawned onto it in between). Pops until a task of the waiter's
 // region or the bottom, then puts the others back in their order: a task of the region is
-// found wherever it lies (oneTBB scans the local deque the same way). Issue 9, bug 3.
+// found wherever it lies (oneTBB scans the local deque the same way).
 HEIST_NOINLINE task* dig_for_region(thread_context& c, const task_filter& f, task* t) noexcept {
   task* foreign = nullptr;  // popped tasks of other regions, the latest first
   while (t != nullptr && !f.accepts(t)) {
@@ -184,17 +184,16 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
     // deque for the others to steal. Only on a worker's own slot, which it keeps for life: a
     // leased slot (a task arena's, an outside waiter's, a stand-in's) gives its leftovers
     // back to the injection queue when its thread leaves, oldest last, and enqueue() is FIFO
-    // (api.md); and not where nobody steals, or the others could not take them. (Task arenas
-    // have no worker slots: a.first_leasable() is 0 there.) Taking them one at a time, two
-    // workers fetched every task across the producers' cache lines: 3.1 million posts a
-    // second from one thread, 8 with batches (BENCHMARKS.md, issue 13's thirty-second
-    // round). The deque is empty and holds more than the batch's rest (below), so these
-    // pushes cannot grow it: they cannot throw.
+    // (docs/reference/api.md); and not where nobody steals, or the others could not take them.
+    // (Task arenas have no worker slots: a.first_leasable() is 0 there.) Taking them one at a time,
+    // two workers fetched every task across the producers' cache lines: 3.1 million posts a second
+    // from one thread, 8 with batches. The deque is empty and holds more than the batch's rest
+    // (below), so these pushes cannot grow it: they cannot throw.
     task* rest = nullptr;
     if (task* t = inject.pop_batch(start, k_inject_batch, a.active_slots(), rest)) {
       if (rest != nullptr) {
         // The batch's other tasks are in neither the queue nor a deque until pushed: this
-        // thread is busy to publishers, or a searcher that owes L2 (docs/design-sleep.md).
+        // thread is busy to publishers, or a searcher that owes L2 (docs/design/sleep.md).
         HEIST_PERTURB_POINT(inject_batch_taken);
         push_back_foreign(c, rest);
         // The batch is injected work that was queued first: a worker's periodic look at the
@@ -255,7 +254,7 @@ idle_kind kind_of(const thread_context& c, arena& a, wait_context* w) noexcept {
 // L1-L2 of the protocol (idle_state.hpp): the caller stops searching `a`. If it was the last
 // searcher of its kind and threads of that kind sleep, it looks once more, after a fence, at
 // what they could take, and wakes one if anything is there: a publisher that saw it
-// searching woke nobody (issue 9, bug 5).
+// searching woke nobody.
 void leave_search(arena& a, idle_kind k) noexcept {
   HEIST_PERTURB_POINT(search_leaving);
   const idle_state::last_look look = a.idle().end_search(k);

@@ -1,4 +1,4 @@
-// available_parallelism (SPEC section 12): the environment override, the affinity mask and
+// available_parallelism: the environment override, the affinity mask and
 // the cgroup CPU quota. The parsing rules are in detail/cpu_limits.hpp.
 #include <algorithm>
 #include <cmath>

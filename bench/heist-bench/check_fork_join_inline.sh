@@ -4,7 +4,7 @@
 # user's. GCC 12 kept task_group's constructor out of line in heist-bench's nqueens fork (a
 # call and four stack pushes and pops per node, 3.5-4% of nqueens(12)), and clang 14 kept
 # task_group::run out of line in every workload (a call per spawn: skynet 25% slower) until
-# both were marked always-inline (issue 13, round 27); this catches the next piece that
+# both were marked always-inline; this catches the next piece that
 # falls out of the inlined path. Usage: check_fork_join_inline.sh NM HEIST_BENCH
 set -eu
 nm_tool=$1

@@ -186,7 +186,7 @@ class sample_probe {
 // threads sleep, and on a VM the idle vCPUs under them halt; waking one took 80-200 us there (p90
 // up to 400, growing with the pause) against 30 us after 1 ms, and a 2-thread sample paid it at its
 // start, a few percent of heist's 9 ms fib(30) and a tenth of that of oneTBB's 70 ms
-// (BENCHMARKS.md, thirty-fourth round). The wakeup row measures that latency; these rows measure
+// (BENCHMARKS.md). The wakeup row measures that latency; these rows measure
 // the work. Sample k of every row comes from round k, so ratios between rows (a backend's T1/T2)
 // can be taken round by round (note_paired_scaling). `setup()` runs before each repetition,
 // untimed. The checksum must equal `expected` (the serial result).

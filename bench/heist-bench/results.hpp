@@ -44,8 +44,8 @@ inline void add_note(result& r, const std::string& text) {
 
 // a's time over b's, round by round: rows timed in the same rounds (timed_case_with) have
 // sample k from round k, so a/b of the same k saw the same state of a shared machine; a ratio
-// of medians does not when the machine slows for stretches of a run (BENCHMARKS.md's method;
-// docs/bench-history/issue-13-round-39.md). The median and p10..p90 of those ratios; n = 0
+// of medians does not when the machine slows for stretches of a run (BENCHMARKS.md's method).
+// The median and p10..p90 of those ratios; n = 0
 // when the rows' sample counts differ (not timed together).
 inline summary ratio_by_round(const result& a, const result& b) {
   std::vector<double> ratios;
@@ -70,9 +70,8 @@ inline sample_shape shape_of(double busy, double least_share) {
 
 // On rows at 2+ threads that recorded each sample's shape and whose median sample kept its
 // workers busy (compute-bound rows, the fork-join family's): how many samples took over 1.1x
-// the row's median (issue 13's bar for the spread of T1/T2) and what their threads did, so
-// that a slow sample says whether the scheduler left a worker idle or a core ran slow
-// (docs/bench-history/issue-13-round-40.md).
+// the row's median and what their threads did, so that a slow sample says whether the
+// scheduler left a worker idle or a core ran slow (--verbose).
 inline void note_slow_samples(std::vector<result>& rows) {
   struct shape_count {
     const char* label;
@@ -145,7 +144,7 @@ std::string measure_cpu_speeds();
 // Times, on the calling thread, a loop of uncontended locked read-modify-writes and one of
 // store + seq_cst fence + load, against plain stores, fastest of 5. heist's spawn path trades
 // these instructions for plain ones (owner-counted joins, fence-free pops); what the trade is
-// worth depends on the CPU (BENCHMARKS.md, issue 13's tenth round), so the report says it.
+// worth depends on the CPU, so the report says it.
 std::string measure_atomic_costs();
 
 }  // namespace bench

@@ -1,5 +1,5 @@
 // Jacobi heat diffusion on a 2D grid split in row blocks over MPI ranks, with heist inside
-// each rank (SPEC section 13). Each step starts the halo exchange (MPI_Irecv/MPI_Isend as
+// each rank. Each step starts the halo exchange (MPI_Irecv/MPI_Isend as
 // heist futures), updates the interior rows with parallel_for while the messages travel,
 // then the two border rows once the halos are in. The final grid is gathered on rank 0 and
 // compared cell by cell with a serial solver's.
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   long size = 512, step_count = 100, reps_arg = 5;
-  long workers = 0;  // 0: available_parallelism() (the rank's binding, SPEC 12)
+  long workers = 0;  // 0: available_parallelism() (the rank's binding)
   std::string mode = "both", csv;
   const std::string bad = example::parse_options(
       argc, argv,

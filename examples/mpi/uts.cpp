@@ -1,8 +1,8 @@
 // Distributed unbalanced tree search (UTS-style geometric tree, fixed seed) over MPI ranks
-// with heist inside each rank (SPEC section 13). Each rank expands nodes with heist tasks;
+// with heist inside each rank. Each rank expands nodes with heist tasks;
 // a rank that runs dry asks a random rank for work; a rank with surplus answers with a share
 // of its stack; termination is detected with the Dijkstra-Safra token algorithm
-// (docs/distributed.md). The node count must equal the serial count.
+// (docs/guide/mpi.md). The node count must equal the serial count.
 //
 //   mpirun -np 3 uts [--depth D] [--workers W] [--csv FILE]
 //

@@ -1,4 +1,4 @@
-// blocked_range<T> (SPEC section 4): a half-open range [begin, end) of integers or
+// blocked_range<T>: a half-open range [begin, end) of integers or
 // random-access iterators that parallel loops split in halves while size() > grainsize.
 #pragma once
 

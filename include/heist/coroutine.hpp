@@ -1,8 +1,8 @@
-// C++20 coroutines on heist (SPEC section 11): task<T>, a lazy coroutine; co_await on a
+// C++20 coroutines on heist: task<T>, a lazy coroutine; co_await on a
 // task (symmetric transfer: chains of awaits use no stack), on a heist future, on
 // schedule(ex) and on task_group::join(); start() and sync_wait(). A suspended coroutine holds
 // no thread: it is resumed as a task, on the executor that completed what it waited for
-// (docs/design-async.md, "Coroutines"). Its frame comes from per-thread small-object memory
+// (docs/design/async.md, "Coroutines"). Its frame comes from per-thread small-object memory
 // (small_object_pool.hpp), not from the global operator new, when it is at most 1 KiB.
 #pragma once
 
@@ -356,7 +356,7 @@ detail::future_awaiter<T> operator co_await(future<T>& f) {
   return detail::future_awaiter<T>(detail::future_access::take(f));
 }
 
-// What schedule() returns (SPEC section 11 names it).
+// What schedule() returns (part of the public API).
 using schedule_awaitable = detail::schedule_awaitable;
 
 // co_await schedule(ex): the coroutine continues as a task of `ex`.

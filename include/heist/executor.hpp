@@ -1,4 +1,4 @@
-// executor (SPEC section 1): the work-stealing thread pool.
+// executor: the work-stealing thread pool.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Configuration of an executor (SPEC section 1) and the error types it reports.
+// Configuration of an executor and the error types it reports.
 #pragma once
 
 #include <chrono>
@@ -33,10 +33,10 @@ struct executor_options {
   std::function<void(std::exception_ptr)> on_unhandled_exception;
   // Run on each worker thread itself, once, when it starts and when it stops.
   std::function<void(std::size_t worker)> on_worker_start, on_worker_stop;
-  // Most threads that blocking() may add at once to stand in for blocked workers
-  // (SPEC section 7). 0 disables stand-ins.
+  // Most threads that blocking() may add at once to stand in for blocked workers. 0 disables
+  // stand-ins.
   std::size_t max_blocking_threads = 256;
-  // SPEC section 12. 0: never. Else a worker idle (parked) this long ends its thread; work
+  // 0: never. Else a worker idle (parked) this long ends its thread; work
   // arriving later starts a thread for it again. num_workers() does not change. Negative:
   // std::invalid_argument naming idle_timeout.
   std::chrono::milliseconds idle_timeout{0};

@@ -1,4 +1,4 @@
-// future<T> (SPEC sections 2 and 11): the result of executor::submit, a promise, a graph run
+// future<T>: the result of executor::submit, a promise, a graph run
 // or a continuation. Waiting helps: the waiting thread runs other tasks of the executor until
 // the result is ready. then() attaches a continuation that runs as a task when the value
 // arrives, so nothing waits at all (detail/future_state.hpp has the protocol).

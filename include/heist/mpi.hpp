@@ -1,4 +1,4 @@
-// heist::mpi (SPEC section 13): MPI requests as heist futures. Target heist::mpi, built when
+// heist::mpi: MPI requests as heist futures. Target heist::mpi, built when
 // CMake finds MPI; the core library never depends on MPI.
 //
 //   MPI_Request r;
@@ -10,7 +10,7 @@
 // the request with MPI_Testsome: an idle worker polls before it parks and, while requests
 // are outstanding, parks with a short back-off instead of indefinitely; a busy worker polls
 // every 64 tasks. No worker ever calls a blocking MPI function, and a pool with no
-// outstanding request parks as it always does (no CPU). See docs/distributed.md.
+// outstanding request parks as it always does (no CPU). See docs/guide/mpi.md.
 #pragma once
 
 #include <mpi.h>

@@ -1,4 +1,4 @@
-// parallel_for (SPEC section 4). The calling thread takes part; an exception from the body
+// parallel_for. The calling thread takes part; an exception from the body
 // cancels the rest of the loop and is rethrown by the call.
 #pragma once
 

@@ -1,4 +1,4 @@
-// parallel_reduce and parallel_deterministic_reduce (SPEC section 4).
+// parallel_reduce and parallel_deterministic_reduce.
 //   body: T body(const Range&, T running)   join: T join(T, T)
 // An empty range returns identity. join must be associative; it is always applied in index
 // order (left, right), so it need not be commutative.

@@ -1,4 +1,4 @@
-// Partitioners (SPEC section 4): how a parallel loop cuts its range into tasks.
+// Partitioners: how a parallel loop cuts its range into tasks.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +24,7 @@ struct simple_partitioner {};
 // thread if it is not one of them); no further splitting and no rebalancing.
 struct static_partitioner {};
 
-// Loop affinity scheduling (seed note 002): every participating thread owns an equal
+// Loop affinity scheduling: every participating thread owns an equal
 // contiguous share of the iterations, kept in its own chunk queue; it runs its own chunks
 // first, front to back, then takes chunks from the back of the share with the most
 // iterations left. Chunk sizes adapt to iteration cost. Reusing the same object across calls

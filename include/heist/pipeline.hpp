@@ -1,4 +1,4 @@
-// parallel_pipeline (SPEC section 10): items flow through a chain of filters, at most
+// parallel_pipeline: items flow through a chain of filters, at most
 // max_live_tokens of them at once. Filters are serial_in_order (one item at a time, in the
 // order the first filter made them), serial_out_of_order (one at a time, any order) or
 // parallel. An item that reaches a serial filter while it is busy, or ahead of its turn, is

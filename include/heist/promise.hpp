@@ -1,4 +1,4 @@
-// promise<T> (SPEC section 11): the producer side of a future, completable from any thread,
+// promise<T>: the producer side of a future, completable from any thread,
 // including threads outside every executor. Completing it wakes a helping waiter and starts
 // the continuation attached with then() or co_await (detail/future_state.hpp).
 #pragma once

@@ -1,4 +1,4 @@
-// Sizing (SPEC section 12): how many CPUs this process may use.
+// Sizing: how many CPUs this process may use.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The load monitor (SPEC section 5): per-worker counters and queue lengths.
+// The load monitor: per-worker counters and queue lengths.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +22,7 @@ struct executor_stats {
   // wait (future::get, task_group::wait, parallel loops called from outside): their
   // counters are kept here so that executed() accounts for every task.
   worker_stats external;
-  // Stand-in threads running in place of threads blocked in heist::blocking() (section 7).
+  // Stand-in threads running in place of threads blocked in heist::blocking().
   std::size_t blocking_threads = 0;
   std::size_t max_queue = 0;  // over workers' queue_length
   std::size_t min_queue = 0;

@@ -1,4 +1,4 @@
-// task_arena, isolate and blocking (SPEC section 7): concurrency control that composes.
+// task_arena, isolate and blocking: concurrency control that composes.
 #pragma once
 
 #include <atomic>
@@ -21,7 +21,7 @@ namespace heist {
 
 class task_arena;
 
-// A task_arena's priority (SPEC section 12). Threads choosing among arenas with queued work
+// A task_arena's priority. Threads choosing among arenas with queued work
 // serve higher priority first; a thread running lower-priority work switches at its next
 // task boundary. The executor's own submissions (submit/post, the default arena) are normal.
 enum class priority { low, normal, high };
@@ -55,7 +55,7 @@ class task_arena {
  public:
   // max_concurrency 0 or above 4096: std::invalid_argument naming max_concurrency.
   explicit task_arena(std::size_t max_concurrency, executor& ex = default_executor());
-  // The same with a priority (SPEC section 12); a value outside low/normal/high:
+  // The same with a priority; a value outside low/normal/high:
   // std::invalid_argument naming priority.
   task_arena(std::size_t max_concurrency, executor& ex, priority p);
   // Waits until every task of the arena (enqueued ones included) has finished.

@@ -1,4 +1,4 @@
-// task_graph and graph_node (SPEC section 9): a dependency graph built once and run many
+// task_graph and graph_node: a dependency graph built once and run many
 // times on an executor. Strong edges (out of task and module nodes) order nodes; a
 // condition node (an int() callable) picks one successor, which runs at once whatever its
 // other predecessors, so graphs can branch and loop (Taskflow's condition tasks). A graph

@@ -1,4 +1,4 @@
-// task_group and parallel_invoke (SPEC section 3): fork/join with helping waits,
+// task_group and parallel_invoke: fork/join with helping waits,
 // cancellation and exception propagation.
 #pragma once
 
@@ -185,8 +185,8 @@ HEIST_ALWAYS_INLINE void run_by_reference(task_group& group, Refs& refs,
 // the calling thread. The first exception is rethrown after all have finished or been
 // skipped. A task calling it (the fork of a recursive parallel_invoke) pays a test for its
 // slot and the last function's group membership over a task_group run + wait; only a thread
-// without a slot of the arena goes out of line, to lease one (issue 13, thirty-fifth round:
-// 347 -> 304 instructions per fib spawn + join, against 280 for run + wait).
+// without a slot of the arena goes out of line, to lease one (304 instructions per fib spawn
+// + join, against 280 for run + wait).
 template <class... F>
 void parallel_invoke(F&&... fs) {
   if constexpr (sizeof...(F) == 1) {

@@ -1,4 +1,4 @@
-// when_all and when_any (SPEC section 11): futures that become ready when every input, or
+// when_all and when_any: futures that become ready when every input, or
 // the first input, is. They cost no thread: each input gets a completion callback (a "link")
 // that runs on the thread completing that input. The inputs come back ready (for when_any:
 // the first one is; the others are free to be consumed again, pending or ready), so each

@@ -1,10 +1,9 @@
 #!/bin/sh
 # Test (ctest docs.every_test_the_docs_name_exists): every test that README.md, BENCHMARKS.md
-# and docs/*.md name as `Suite.Name` (or `Suite.*`) is defined: a GoogleTest TEST, TEST_F,
-# TEST_P or TYPED_TEST under tests/ or bench/, or a ctest add_test(NAME ...) of the project's
-# CMake files. A guarantee that cites a renamed or deleted test is a guarantee nobody checks
-# any more (design-spawn.md cited a test renamed rounds before). docs/bench-history/ is left out:
-# those pages are kept as written at the time. Usage: check_test_names.sh SOURCE_DIR
+# and the Markdown files under docs/ name as `Suite.Name` (or `Suite.*`) is defined: a
+# GoogleTest TEST, TEST_F, TEST_P or TYPED_TEST under tests/ or bench/, or a ctest
+# add_test(NAME ...) of the project's CMake files. A guarantee that cites a renamed or deleted
+# test is a guarantee nobody checks any more. Usage: check_test_names.sh SOURCE_DIR
 set -eu
 cd "$1"
 defined=$(mktemp)
@@ -23,7 +22,7 @@ if [ "$(wc -l <"$defined")" -lt 100 ]; then
   exit 1
 fi
 missing=0
-for name in $(cat README.md BENCHMARKS.md docs/*.md |
+for name in $(cat README.md BENCHMARKS.md $(find docs -name '*.md') |
                 grep -oE '`[A-Z][A-Za-z0-9_]*\.([A-Z][A-Za-z0-9_]*|\*)`' | tr -d '`' | sort -u); do
   suite=${name%%.*}
   case "$name" in

@@ -1,4 +1,4 @@
-// SPEC section 13 under mpirun (-np 2 and -np 3; MPI_THREAD_MULTIPLE): MPI requests as heist
+// heist::mpi under mpirun (-np 2 and -np 3; MPI_THREAD_MULTIPLE): MPI requests as heist
 // futures, progressed by the executor without any worker blocking in MPI.
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -1,4 +1,4 @@
-// SPEC section 13, the thread-level rules: run under mpirun with the level given as argv[1]
+// heist::mpi's thread-level rules: run under mpirun with the level given as argv[1]
 // ("funneled" or "serialized"). Below MPI_THREAD_SERIALIZED, when_done is a logic_error; with
 // SERIALIZED heist serializes its own calls and the application's go through mpi::call.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Deterministic tests for the windows of the composition protocols: graphs and pipelines
-// (issue 10) and futures (issue 11). As in window_probe_test.cpp, each installs a
+// and futures. As in window_probe_test.cpp, each installs a
 // perturbation hook (include/heist/detail/perturb.hpp) where its window opens and holds it
 // open; they need the perturbation build (the `perturb` preset) and are skipped elsewhere.
 #include <gtest/gtest.h>
@@ -85,7 +85,7 @@ struct delivered_error_watch {
 
 }  // namespace
 
-// Graphs and pipelines (issue 10). The pipeline's input suspends itself (a CAS puts the
+// Graphs and pipelines. The pipeline's input suspends itself (a CAS puts the
 // "input waits" marker on the free-token stack) and its task goes on carrying its item,
 // while the item that frees the next token restarts the input on another thread. A delay
 // right after the suspension let the old task overwrite the new input's reservation (seen
@@ -180,7 +180,7 @@ TEST(WindowProbe, GraphNodeTasksEndingLateDoNotEndTheRunEarly) {
 #endif
 }
 
-// Asynchronous composition (issue 11). A producer has stored a future's value and counted it
+// Asynchronous composition. A producer has stored a future's value and counted it
 // down, but not yet taken the callback word, while a continuation and a co_await register on
 // other threads: each registration either is taken by the producer or sees the ready marker
 // and runs itself, never both, never neither.

@@ -1,5 +1,5 @@
 // Window probes of the deque's fence-free pop mode (chase_lev_deque.hpp,
-// docs/design-protocols.md "Fence-free pops, switched by the owner"): a steal that lands between
+// docs/design/protocols.md "Fence-free pops, switched by the owner"): a steal that lands between
 // the owner's store of bottom and its mode read, an owner that tries fence_free while a thief is
 // counted, and pops while a thief is switching. Each opens one window at a perturbation point; they
 // need the perturbation build and the process-wide barrier.

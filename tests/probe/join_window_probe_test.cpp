@@ -1,4 +1,4 @@
-// Window probes of the joins (issues 11 and 13): a coroutine's co_await group.join(), its
+// Window probes of the joins: a coroutine's co_await group.join(), its
 // inline joins, and owner-counted groups claimed by another thread. Like window_probe_test.cpp,
 // each opens one window at a perturbation point; they need the perturbation build.
 #include <gtest/gtest.h>
@@ -64,7 +64,7 @@ heist::task<void> signalling_member(std::atomic<int>& members, std::atomic<int>&
 }
 #endif
 
-// Inline joins (issue 11). A joiner has popped its group's newest member to run it inline
+// Inline joins. A joiner has popped its group's newest member to run it inline
 // (member_inlined) while a thief runs the group's older member to its end on another thread.
 // The thief's finish must not resume the joiner (it has not armed), and when the inlined
 // member ends the joiner must find the group done and go on, exactly once, after both.
@@ -119,7 +119,7 @@ heist::task<void> member_ending_in_window(std::atomic<int>& holding, std::atomic
 }
 #endif
 
-// The joiner's first step (issue 13, twenty-second round) skips the done() that await_ready
+// The joiner's first step skips the done() that await_ready
 // has just read false. Its only member, stolen by the other worker, ends inside that window
 // (perturbation point join_suspending): the arming must find the group done and resume the
 // joiner at once, exactly once. If the arming armed anyway, nobody would be left to resume it
@@ -189,7 +189,7 @@ struct owner_change_window {
 };
 #endif
 
-// Owner-counted joins (issue 13). The owner of a group has marked its count busy (O1) and
+// Owner-counted joins. The owner of a group has marked its count busy (O1) and
 // seen the group still its own (O2), but not yet written its count (O3), when another thread
 // claims the group: the claimer must wait for the owner's change (C3 takes no count that
 // carries the busy mark) before it takes the count over, or the spawn counted meanwhile is
@@ -280,8 +280,8 @@ void claim_inside_an_owners_finish(OwnerSide&& owner_side) {
 }
 #endif
 
-// The same window in the owner's fused finish and look (issue 13, twenty-third round:
-// wait_context::finish_own_child_then_done). The owner, waiting on its group, has run a child
+// The same window in the owner's fused finish and look
+// (wait_context::finish_own_child_then_done). The owner, waiting on its group, has run a child
 // it popped back and is between O2 and O3 of that child's finish when an outside thread starts
 // waiting on the group and claims it. The owner then stores O3, reads the count (which may
 // already hold the claimer's fold) and re-reads m_owner: it sees the claim and must take the
@@ -310,8 +310,8 @@ TEST(WindowProbe, GroupClaimedInsideTheOwnersFinishAndLook) {
 #endif
 }
 
-// The same window in a coroutine join (issue 13, twenty-fourth round:
-// join_awaiter::member_ended, which also uses finish_own_child_then_done). The owner, a
+// The same window in a coroutine join (join_awaiter::member_ended, which also uses
+// finish_own_child_then_done). The owner, a
 // coroutine in co_await group.join(), has run a member it took inline and is between O2 and O3
 // of that member's finish when an outside thread starts waiting on the group and claims it.
 // The join goes on taking the other members inline, each finish now counted in the shared
@@ -376,7 +376,7 @@ TEST(WindowProbe, OwnerFinishesItsChildrenWhileAClaimIsUnderWay) {
 #endif
 }
 
-// A cancel() between its flag store and its bump of the epoch (issue 13, fifteenth round): a
+// A cancel() between its flag store and its bump of the epoch: a
 // thread that finds the flag in a nested group's walk, and so skips that group's tasks, must
 // then read the group itself as cancelling, although the epoch has not moved yet and the group
 // was validated at it. A check that trusted the validation alone answered "not cancelled"

@@ -1,7 +1,7 @@
-// Probes for the races of issue 9: each test replays one scenario that hung or lost a task on
-// fa45d7c, with public API only, and asserts that every task ran exactly once and every wait
+// Race probes: each test replays one scenario that once hung or lost a task, with public API
+// only, and asserts that every task ran exactly once and every wait
 // returned. A watchdog turns a hang into a failure with the perturbation seed. The scenarios
-// whose window is a few instructions wide (bugs 4-6) open it on purpose with the perturbation
+// whose window is a few instructions wide open it on purpose with the perturbation
 // build's hooks: tests/probe/window_probe_test.cpp.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Deterministic tests for the races of issue 9 whose window is a few instructions wide
-// (bugs 4, 5 and 6), and for the windows of later protocols. Each installs a perturbation hook
+// Deterministic tests for races whose window is a few instructions wide: the sleep protocol's,
+// and the windows of the later protocols. Each installs a perturbation hook
 // (include/heist/detail/perturb.hpp) at the protocol step where the window opens and holds it
 // open long enough for the other threads to do what a busy machine would let them do. They
 // need the perturbation build (the `perturb` preset) and are skipped in every other build.
@@ -241,7 +241,7 @@ TEST(WindowProbe, StaleGroupSignalCannotEndALaterWait) {
 
 }  // namespace
 
-// Idle workers retire (issue 12). A worker's park timed out and it called on_worker_stop, but
+// Idle workers retire. A worker's park timed out and it called on_worker_stop, but
 // has not yet handed its place to its placeholder (R1-R2), when work arrives: the waker takes
 // the worker itself off the list, so the retirement must fail and the worker must run it.
 TEST(WindowProbe, WorkArrivesWhileAWorkerRetires) {
@@ -308,7 +308,7 @@ TEST(WindowProbe, WorkArrivesWhileARetiredWorkerRestarts) {
 #endif
 }
 
-// Polled completions (issue 14). A registrant counted an item as pending but has not yet
+// Polled completions. A registrant counted an item as pending but has not yet
 // fenced and looked for a sleeper (poll_registered) while the only worker searches, finds
 // nothing and parks: either the worker's S4 sees the item pending (timed park, polls) or the
 // registrant sees it asleep and wakes it. The item completes and its continuation runs.

@@ -111,7 +111,7 @@ TEST(NoAllocation, SpawnsFromAnExternalThreadCallNoOperatorNew) {
   EXPECT_EQ(sum.load(), 200000);
 }
 
-// SPEC section 9: running a graph again allocates nothing per node. A rerun costs one
+// Running a graph again allocates nothing per node. A rerun costs one
 // future state per run()/run_n() call, whatever the graph's size; here 100 reruns of graphs
 // of 10 and of 2,000 nodes (fan-out, fan-in and chains) call operator new once per call.
 namespace {
@@ -146,7 +146,7 @@ TEST(NoAllocation, RerunningATaskGraphAllocatesNothingPerNode) {
   EXPECT_EQ(large, small);
 }
 
-// SPEC section 11: coroutine frames come from heist's per-thread frame memory, not from the
+// Coroutine frames come from heist's per-thread frame memory, not from the
 // global operator new. Inside one coroutine, 100,000 awaits of child tasks and a fork-join
 // coroutine tree (task_group::run of tasks, co_await join()) call operator new zero times.
 namespace {

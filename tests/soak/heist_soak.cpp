@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "heist-soak: %s needs a value\n", arg.c_str());
         return 2;
       }
-      // --workers: at most the executor's limit (SPEC section 8), which would otherwise throw.
+      // --workers: at most the executor's limit, which would otherwise throw.
       (arg == "--submitters" ? submitters : workers) =
           count_of(arg, argv[++i], arg == "--workers" ? 4096 : 1024);
     } else if (arg.rfind("--", 0) == 0) {

@@ -74,12 +74,12 @@ TEST(Adversarial, CancellationMidFlightSkipsOnlyUnstartedTasks) {
   }
 }
 
-// A cancellation check reads no parent pointer while the epoch is unchanged (issue 13,
-// fifteenth round): a group's validated epoch covers its own flag and its ancestors'. A task whose
-// check read the epoch just before cancel()'s bump may still start (a moment late), but at most one
-// per thread that runs tasks: once a thread has seen the cancel, its next check sees the new epoch,
-// walks, and finds the flag, on the group itself or on an ancestor. A validation that hid a cancel
-// would let every later task of the round start.
+// A cancellation check reads no parent pointer while the epoch is unchanged: a group's validated
+// epoch covers its own flag and its ancestors'. A task whose check read the epoch just before
+// cancel()'s bump may still start (a moment late), but at most one per thread that runs tasks: once
+// a thread has seen the cancel, its next check sees the new epoch, walks, and finds the flag, on
+// the group itself or on an ancestor. A validation that hid a cancel would let every later task of
+// the round start.
 TEST(Adversarial, TasksThatStartAfterACancelReturnedAreSkipped) {
   heist::executor ex(2);
   for (std::size_t round = 0; round < heist_test::scaled(100); ++round) {

@@ -284,9 +284,9 @@ TEST(DequeStress, FenceFreePopsRaceAThiefOnShortDequesTightly) {
   // The same with every pop within a few hundred nanoseconds of the thief's switch, where a
   // thief that skipped its barrier would read a bottom still in the owner's store buffer.
   // The thief never waits for the owner's acknowledgement here, so every switch races the
-  // barrier path. Checked with the barrier removed: duplicates in 8 and 10 of 10 runs on the
-  // VM of issue 13's fourth round, 4 of 10 on the ninth round's (where the code before the
-  // acknowledgement caught it in 0 of 10); the model check, tests/model, catches that mutant
+  // barrier path. Checked with the barrier removed: duplicates in 8 and 10 of 10 runs on one
+  // 2-vCPU VM, 4 of 10 on another (where the code before the acknowledgement caught it in 0
+  // of 10); the model check, tests/model, catches that mutant
   // every time.
   if (!fence_free_pops_available()) GTEST_SKIP() << "membarrier is not available";
   if (!two_cpus_to_race_on()) GTEST_SKIP() << "needs two CPUs to race on";

@@ -246,8 +246,8 @@ TEST(ExecutorStress, ExecutorsStartedFromSeveralThreadsAtOnceRunEveryTaskOnce) {
 // those that find every slot taken help without a slot, taking queued tasks (and stealing,
 // when they find a deque's tasks first) while the workers and the leased slots fork and join.
 // Twelve threads, each waiting on the fork-join tree it submitted, fresh rounds with fresh
-// threads; every leaf runs once. (The steal that crashed until issue 13's thirty-seventh
-// round needs a helper that has run no task yet; Stats.AHelperWithoutASlotCountsWhatIt
+// threads; every leaf runs once. (A steal by a helper that has run no task yet is
+// the riskiest; Stats.AHelperWithoutASlotCountsWhatIt
 // StealsAsExternal sets that up deterministically.)
 TEST(ExecutorStress, TwelveOutsideThreadsWaitAtOnceSomeWithoutASlot) {
   heist::executor ex(2);

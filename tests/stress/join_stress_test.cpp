@@ -1,4 +1,4 @@
-// Owner-counted joins under stress (issue 13): every way a group's count can be split
+// Owner-counted joins under stress: every way a group's count can be split
 // between its owner and other threads, repeated thousands of times, with per-child counts
 // that prove each child ran exactly once and that no wait returned before its children.
 #include <gtest/gtest.h>
@@ -138,7 +138,7 @@ TEST(JoinStress, InlineJoinsCountEveryLeafOnce) {
   }
 }
 
-// The group a coroutine runs in (docs/design-async.md), raced: trees of coroutine members that
+// The group a coroutine runs in (docs/design/async.md), raced: trees of coroutine members that
 // are taken inline or stolen, hop to another executor, or wait on promises an outside thread
 // opens; one leaf cancels the root group. A group that a member makes after that cancel()
 // returned must read cancelling at once, before its join and after it (wherever the member
@@ -208,7 +208,7 @@ TEST(JoinStress, CancellingARootReachesGroupsMadeInCoroutineMembers) {
   }
 }
 
-// The waiter's short path and the destructor's skip (issue 13, eleventh round), raced: a
+// The waiter's short path and the destructor's skip, raced: a
 // worker's group runs children that run more children into the same group (on whichever
 // thread took them) while children of a second group sit interleaved on the same deque;
 // after the wait, half the rounds run one more child from an outside thread and leave it to
@@ -259,7 +259,7 @@ TEST(JoinStress, ShortPathAndDestructorSkipCountEveryChildOnce) {
 // wait() keeps an uncancelled group's check of its ancestors (reset() writes only after a
 // cancel). An ancestor's cancel lands at varying points of a nested group's first round:
 // before its tasks start, while they run (some run, some are skipped), or while the last one
-// holds the round open. The second round is spawned after the cancel in every case (the
+// holds the round open. The next round is spawned after the cancel in every case (the
 // holding task waits for it, or it was skipped after seeing it), so none of it may run.
 TEST(JoinStress, AnAncestorsCancelRacingANestedRoundReachesTheNextRound) {
   watchdog dog("AnAncestorsCancelRacingANestedRoundReachesTheNextRound", 300s);

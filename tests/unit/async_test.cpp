@@ -1,4 +1,4 @@
-// SPEC section 11, the promise / continuation half: promise<T> from any thread and its
+// The promise / continuation half: promise<T> from any thread and its
 // std::future_error codes, future::then (chains, exceptions passing through, the executor a
 // continuation runs on), when_all (vector and variadic) and when_any.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// SPEC section 7: blocking() (kind: requirement). A task that blocks in heist::blocking() gets
+// blocking() (kind: requirement). A task that blocks in heist::blocking() gets
 // a stand-in thread for its worker; stand-ins retire when the blocked calls end, wait a
 // keep-alive to be called again, then end their threads.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The group a coroutine runs in (docs/api.md, task_group: "Groups nest like oneTBB's bound
-// contexts"; docs/design-async.md, "The group a coroutine runs in"): a task_group created in
+// The group a coroutine runs in (docs/reference/api.md, task_group: "Groups nest like oneTBB's
+// bound contexts"; docs/design/async.md, "The group a coroutine runs in"): a task_group created in
 // the body of a coroutine member of group G is G's child, as inside a task of G, however the
 // body got to run (started as a task, taken inline by its joiner, resumed after an await), and
 // in a task that such a member awaits. A join puts the joiner's own group back. (kind:

@@ -1,4 +1,4 @@
-// SPEC section 11, coroutines: task<T> is lazy, co_await on it runs it and passes values and
+// Coroutines: task<T> is lazy, co_await on it runs it and passes values and
 // exceptions; co_await on a future, on schedule(ex) and on task_group::join() suspend without
 // a thread and resume as tasks; start and sync_wait; deep chains of awaits use no stack.
 #include <gtest/gtest.h>
@@ -150,7 +150,7 @@ TEST(Coroutine, ScheduleMovesTheCoroutineToAnotherExecutor) {
   EXPECT_EQ(f.get(), "alpha-0,beta-0,alpha-0");
 }
 
-// SPEC section 11 names schedule()'s result: it can be held and awaited later.
+// schedule()'s result has a public name: it can be held and awaited later.
 static_assert(std::is_same_v<decltype(heist::schedule(std::declval<heist::executor&>())),
                              heist::schedule_awaitable>);
 
@@ -191,7 +191,7 @@ TEST(Coroutine, AMillionNestedAwaitsUseNoMoreStackThanOne) {
   // instrumentation keeps those frames (TSan overflowed here), and GCC at -O0 makes a plain
   // call of it (a Debug build overflowed): there the stack guard (HEIST_AWAIT_STACK_GUARD)
   // queues the transfer that finds the stack low as a task, and the chain goes on from a
-  // fresh stack (docs/design-async.md).
+  // fresh stack (docs/design/async.md).
   heist::executor ex(2);
   EXPECT_EQ(heist::start(ex, depth(1'000'000)).get(), 1'000'000);
 }

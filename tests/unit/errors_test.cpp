@@ -1,4 +1,5 @@
-// SPEC section 8, row by row: every error with its exact exception type (kind: boundary).
+// The reference's error table, row by row: every error with its exact exception type (kind:
+// boundary).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -118,7 +119,7 @@ TEST(Errors, EveryAlgorithmRefusesAShutDownExecutorBeforeRunningAnything) {
   EXPECT_THROW(heist::start(ex, seven()), heist::executor_closed);
   EXPECT_THROW(heist::sync_wait(after_a_schedule(ex)), heist::executor_closed);
   // A continuation whose value arrives from outside after the shutdown, or that is attached
-  // to a ready future then, cannot run: its future holds the error (api-async.md).
+  // to a ready future then, cannot run: its future holds the error (docs/reference/async.md).
   pending.set_value(1);
   EXPECT_THROW(continued.get(), heist::executor_closed);
   heist::promise<int> ready;
@@ -200,9 +201,9 @@ TEST(Errors, InvalidFutureIsAFutureErrorWithNoState) {
   }
 }
 
-// Not in SPEC's table: a heist::task with no coroutine (default-constructed, moved from, or
-// already handed on) is bad input to every call that runs one: std::invalid_argument naming
-// the call, never a crash, and nothing counted or started.
+// Not in the reference's error table: a heist::task with no coroutine (default-constructed, moved
+// from, or already handed on) is bad input to every call that runs one: std::invalid_argument
+// naming the call, never a crash, and nothing counted or started.
 TEST(Errors, AnEmptyTaskIsAnInvalidArgumentNamingTheCall) {
   heist::executor ex(2);
   heist::task_group g(ex);

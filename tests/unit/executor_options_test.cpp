@@ -1,4 +1,4 @@
-// executor_options (SPEC section 1): worker names, the worker start and stop hooks, and
+// executor_options: worker names, the worker start and stop hooks, and
 // where exceptions that have no waiter go: a post() task's, a hook's, and the handler's own
 // (kind: requirement).
 #include <gtest/gtest.h>

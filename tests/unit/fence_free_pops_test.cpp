@@ -1,5 +1,5 @@
 // The fence-free pop mode of the Chase-Lev deque (chase_lev_deque.hpp, docs/
-// design-protocols.md "Fence-free pops, switched by the owner"): which events end a fence-free
+// docs/design/protocols.md "Fence-free pops, switched by the owner"): which events end a fence-free
 // spell, which do not, and how many fenced pops the owner waits before it tries again (kind:
 // requirement). The races themselves are in tests/stress/deque_stress_test.cpp.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// SPEC section 2 (future) and its rows of section 8 (kind: requirement).
+// future and its errors (kind: requirement).
 #include <gtest/gtest.h>
 
 #include <atomic>

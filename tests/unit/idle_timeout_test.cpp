@@ -1,4 +1,4 @@
-// SPEC section 12, idle threads: with executor_options::idle_timeout, idle workers end their
+// Idle threads: with executor_options::idle_timeout, idle workers end their
 // threads, work arriving later starts them again, nothing is lost or run twice, and
 // num_workers() does not change. Thread counts come from /proc/self/task.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Owner-counted joins (issue 13, docs/design-protocols.md "Owner-counted joins"): the thread that
+// Owner-counted joins (docs/design/protocols.md, "Owner-counted joins"): the thread that
 // creates a task_group counts its own spawns and the children it runs itself without atomic
 // RMWs. These tests are the cases where another thread is involved: a thief finishing an
 // owner-counted child, a waiter that is not the owner (it claims the group), a coroutine that
@@ -199,8 +199,8 @@ TEST(OwnerCountedJoins, ExceptionFromAnOwnerCountedChildIsRethrown) {
 
 // A wait whose group is done returns without running unrelated work. Here the group's only
 // child was stolen and has finished, and another group's task X lies on top of the owner's
-// deque: the wait must return without running X (a wait that popped first, as the twenty-third
-// round of issue 13 tried, must put X back). The other worker is held busy meanwhile, so X
+// deque: the wait must return without running X (a wait that popped first would have to put X
+// back). The other worker is held busy meanwhile, so X
 // can only run on the owner: after the wait. Only the two workers run tasks (the test thread
 // blocks without helping), so the worker that ran the child has also counted it out before it
 // takes the holder: when the holder starts, the group is done.

@@ -1,4 +1,4 @@
-// SPEC section 4: blocked_range and parallel_for with every partitioner
+// blocked_range and parallel_for with every partitioner
 // (kind: requirement, boundary).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// SPEC section 4: parallel_reduce and parallel_deterministic_reduce (kind: requirement).
+// parallel_reduce and parallel_deterministic_reduce (kind: requirement).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// parallel_pipeline (SPEC section 10): orders of the three filter modes, the token limit,
+// parallel_pipeline: orders of the three filter modes, the token limit,
 // stop(), exceptions, errors, the calling thread taking part, parking instead of blocking,
 // executor and task_arena overloads, move-only and non-trivial item types.
 #include <gtest/gtest.h>

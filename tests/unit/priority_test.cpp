@@ -1,4 +1,4 @@
-// SPEC section 12, arena priorities: a worker choosing among arenas serves higher priority
+// Arena priorities: a worker choosing among arenas serves higher priority
 // first, busy workers switch to high-priority work at their next task boundary, low work
 // yields to normal work, and order inside an arena is unchanged.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// SPEC section 12, sizing: available_parallelism(), HEIST_NUM_THREADS, the affinity mask and
+// Sizing: available_parallelism(), HEIST_NUM_THREADS, the affinity mask and
 // the cgroup CPU quota (fed from fixture trees through the parser's root argument and the
 // HEIST_CGROUP_ROOT hook), the default sizes, and the version.
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // when all of them are taken (other outside threads in run_and_wait, waits or loops), it runs
 // its part without a deque of its own: its spawns go through the injection queue, its loop
 // gives pieces while anyone is idle (loop_demand), and it helps or waits without a slot. A
-// coverage look (issue 13, thirty-eighth round) found none of these paths run by a test; the
+// coverage look found none of these paths run by a test; the
 // slotless helper's steal count had crashed the round before. Each test proves every item
 // ran exactly once and the results are right.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// SPEC section 5 (load monitor) (kind: requirement).
+// The load monitor (kind: requirement).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// SPEC section 7: task_arena and isolate (kind: requirement); blocking() is in blocking_test.cpp.
+// task_arena and isolate (kind: requirement); blocking() is in blocking_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// task_graph (SPEC section 9), its runs: run_n/run_until, serialized and concurrent requests,
+// task_graph, its runs: run_n/run_until, serialized and concurrent requests,
 // exceptions and cancellation, changes while running, the destructor, dynamic tasking,
 // executors and task_arena limits.
 #include <gtest/gtest.h>

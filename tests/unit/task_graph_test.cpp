@@ -1,4 +1,4 @@
-// task_graph (SPEC section 9), its shape: order of strong edges, conditions (branches, loops,
+// task_graph, its shape: order of strong edges, conditions (branches, loops,
 // weak edges), cycles, composition, bad handles, DOT output, how nodes become tasks. Runs
 // (run_n, run_until, serialization, exceptions, changes while running): task_graph_run_test.cpp.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// SPEC section 3: a task_group's cancellation, by cancel() and by a task's exception, and how
+// A task_group's cancellation, by cancel() and by a task's exception, and how
 // it reaches nested groups (kind: requirement, boundary).
 #include <gtest/gtest.h>
 

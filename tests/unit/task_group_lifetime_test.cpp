@@ -1,4 +1,4 @@
-// SPEC section 3: how long a task_group lives and how deep its waits go: the destructor's
+// How long a task_group lives and how deep its waits go: the destructor's
 // wait, waits from several threads at once, and chains of 100,000 run/wait levels (kind:
 // requirement, boundary).
 #include <gtest/gtest.h>
@@ -181,9 +181,9 @@ std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t leve
 }
 }  // namespace
 
-// Several threads may wait on one group at once (api.md: wait() may run on any thread). One
-// waiter sleeps armed on the group; the others find it taken (wait_context::arm: busy) and
-// search again every 50 us (park.cpp, arm_waiter), or, for a coroutine's co_await join(), help
+// Several threads may wait on one group at once (docs/reference/api.md: wait() may run on any
+// thread). One waiter sleeps armed on the group; the others find it taken (wait_context::arm: busy)
+// and search again every 50 us (park.cpp, arm_waiter), or, for a coroutine's co_await join(), help
 // until the group is done (join_awaiter). All of them return once its last task ends.
 // A task of `g` that counts itself in `ran` once `release` opens: the group stays pending.
 void run_held(heist::task_group& g, std::latch& release, std::atomic<int>& ran) {

@@ -1,4 +1,4 @@
-// SPEC section 3 (task_group, parallel_invoke) and its rows of section 8: running, waiting,
+// task_group and parallel_invoke, and their errors: running, waiting,
 // exceptions and joins (kind: requirement, boundary). Cancellation: task_group_cancel_test.cpp;
 // destructors and deep nesting: task_group_lifetime_test.cpp.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Unit tests of the per-thread task pool (kind: requirement, boundary): the blocks of stolen
-// tasks stay off the local free list (task_pool.hpp, issue 13's seventh round), and the local
-// list's limit grows only for a pool that gave a batch back and then ran dry (thirty-first).
+// tasks stay off the local free list (task_pool.hpp), and the local list's limit grows only for
+// a pool that gave a batch back and then ran dry.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Topology (issue 12): the cache and NUMA layout read from sysfs fixtures, the victim order
+// Topology: the cache and NUMA layout read from sysfs fixtures, the victim order
 // of a topology-aware thief, the choice of a near sleeper, and a whole executor running on
 // an injected two-domain topology (HEIST_SYSFS_ROOT is set before anything reads it).
 #include <gtest/gtest.h>

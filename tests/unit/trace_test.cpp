@@ -1,4 +1,4 @@
-// SPEC section 6 (tracing) (kind: requirement).
+// Tracing (kind: requirement).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -276,7 +276,7 @@ TEST(WakePlacement, AMaskTheUserNarrowedStaysNarrow) {
     EXPECT_TRUE(same_mask(m, one));
 }
 
-// Where a fresh executor's workers start (wake_placement.hpp, issue 13's twentieth round).
+// Where a fresh executor's workers start (wake_placement.hpp).
 // Each initial worker ran on a CPU of its own, taken from the creator's mask, before its
 // on_worker_start; then it held the creator's whole mask again. Returns each worker's
 // start_cpu() and whether its mask at on_worker_start was the creator's.

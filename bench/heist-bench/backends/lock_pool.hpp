@@ -1,4 +1,4 @@
-// Baseline from seed note 000 (C++ Concurrency in Action, ch. 9): a work-stealing pool with
+// A lock-based baseline (C++ Concurrency in Action, ch. 9): a work-stealing pool with
 // a mutex-guarded std::deque per thread (the owner pushes and pops at the front, thieves
 // take from the back), one global queue for outside submissions, submit() returning a
 // std::future of a packaged_task, waits that call run_pending_task(), stealing that starts

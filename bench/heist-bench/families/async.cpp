@@ -1,4 +1,4 @@
-// Asynchronous composition (SPEC section 11): a then-chain's cost per link, when_all fan-in,
+// Asynchronous composition: a then-chain's cost per link, when_all fan-in,
 // coroutine fib with co_await group.join() against heist's task_group fib and oneTBB's, the
 // latency of resuming a suspended coroutine from a promise fulfilled outside the pool, and the
 // memory a suspended coroutine costs.

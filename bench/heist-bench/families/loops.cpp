@@ -108,7 +108,7 @@ void note_loop_ratio(result& a, const result& b, const std::string& what) {
   add_note(a, s);
 }
 
-// The figures issue 13 judges the loops by, on the rows they concern: heist auto against the
+// The figures the loops are judged by, on the rows they concern: heist auto against the
 // best OpenMP schedule of the same run (the one of lowest median), and on loop 2 heist affinity
 // against heist static, next to the best any partition of its rows can reach. Each as a ratio of
 // medians and round by round.
@@ -231,8 +231,8 @@ void loop_workloads(context& x) {
     const int reps1 = 100;
     const int reps2 = x.cfg.full ? 100 : 3;
     // 11 samples even in quick mode: with 7, one slowed sample in a row of clustered heavy
-    // rows (1.2 ms each, indivisible) moved a median by 5%, the margin item 4 of issue 13
-    // judges the loops by.
+    // rows (1.2 ms each, indivisible) moved a median by 5%, the margin the loops are judged
+    // by.
     loop_case(
         "epcc1", "EPCC loop 1 (x" + std::to_string(reps1) + ")", 4, x.cfg.reps_or(11, 11),
         [data] { data->reset(); },

@@ -1,4 +1,4 @@
-// Peak resident memory per workload and backend (issue 13). Each measurement runs in a fresh
+// Peak resident memory per workload and backend. Each measurement runs in a fresh
 // process (heist-bench --probe-memory WORKLOAD BACKEND THREADS, this same binary): one
 // untimed run of the workload on that backend, then the process's peak resident set
 // (getrusage ru_maxrss) and its resident set just before the run. A fresh process per row,

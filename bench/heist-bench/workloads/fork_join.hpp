@@ -50,7 +50,7 @@ long fib_invoke(int n) {
 // documentation (and the fastest fork-join library's suite, for oneTBB) writes it, where the
 // backend has a task_group type (heist, oneTBB); the others recurse serially. Every leaf is
 // then a call that pays the whole function's prologue before its n < 2 test; `fib` above
-// forks through fork2, whose lambdas get that test inlined (BENCHMARKS.md, thirty-third round).
+// forks through fork2, whose lambdas get that test inlined (BENCHMARKS.md).
 template <class B>
 concept has_task_group = B::k_has_task_group;
 

@@ -90,8 +90,7 @@ class arena {
   // whoever destroys an arena first waits for these counts to reach zero. They are counted
   // in the injection queue's buckets (injection_queue::enter), on each bucket's producer
   // line: one shared counter cost every post a cache miss on a line that all producers, and
-  // the searchers reading the queue beside it, kept taking away (issue 13, thirty-second
-  // round).
+  // the searchers reading the queue beside it, kept taking away.
   void begin_injection(std::size_t hint) noexcept { m_inject.enter(hint); }
   void end_injection(std::size_t hint) noexcept { m_inject.leave(hint); }
   void wait_for_injectors() const noexcept;  // src/arena_visit.cpp

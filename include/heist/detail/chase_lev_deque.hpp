@@ -5,7 +5,7 @@
 // Work-Stealing for Weak Memory Models", PPoPP 2013 (doi:10.1145/2442516.2442524), with the
 // two fixes CDSChecker found in its transcribed C11 code (Norris & Demsky, OOPSLA 2013):
 // the grow publication (R3 release / S4 acquire) and re-loading the ring after a grow (P4).
-// The step names below (P1..P7, T1..T8, S1..S6, R1..R4) are those of docs/chase-lev.md,
+// The step names below (P1..P7, T1..T8, S1..S6, R1..R4) are those of docs/design/chase-lev.md,
 // which reproduces the project's memory-order table with its sources.
 //
 // Design choices, each against a known bug of naive versions:
@@ -21,7 +21,7 @@
 //  * A failed steal CAS is reported as `lost_race`, never as `empty`: the sleep protocol must
 //    not treat it as "no work" (bug 7).
 //
-// Fence-free pops (docs/design-protocols.md "Fence-free pops, switched by the owner"). The pop's
+// Fence-free pops (docs/design/protocols.md "Fence-free pops, switched by the owner"). The pop's
 // seq_cst fence (T4) costs about a quarter of a fork-join spawn, and it only matters while a
 // thief is stealing from this deque, which is rare. A deque built with
 // enable_fence_free_pops() has a mode on the owner's line:
@@ -40,7 +40,7 @@
 //    stores it) is seq_cst, so release to the thief's seq_cst read of it: every earlier pop,
 //    fence-free or not, happened-before the steal; later pops read fenced until a try, and
 //    a try cannot miss this counted thief (all mode accesses and the count are seq_cst:
-//    docs/design-protocols.md, case 3). A popping owner acknowledges within a pop, so the
+//    docs/design/protocols.md, case 3). A popping owner acknowledges within a pop, so the
 //    barrier (13 us on a VM) is left to owners that do not pop.
 //  * the owner moves fenced -> fence_free with a seq_cst store of the mode then a seq_cst
 //    load of m_thieves; a thief's seq_cst increment of m_thieves precedes its seq_cst load of

@@ -81,7 +81,7 @@ inline void cpu_relax() noexcept {
 // builds each transfer keeps a stack frame, and a loop of awaits (or a deep chain of them)
 // grows the stack by a frame or two per await until it overflows. With the guard on, a
 // transfer below the stack's mark is queued as a task instead, which resumes the coroutine
-// on a fresh stack (resume.hpp, transfer_or_queue; docs/design-async.md). Define
+// on a fresh stack (resume.hpp, transfer_or_queue; docs/design/async.md). Define
 // HEIST_AWAIT_STACK_GUARD to 1 for optimized builds without sibling calls (GCC -O1, -Og), or
 // to 0 to drop the check.
 #ifndef HEIST_AWAIT_STACK_GUARD

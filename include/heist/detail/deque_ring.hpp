@@ -29,7 +29,7 @@ struct deque_ring {
     // the next ring's header, which its owner reads on every push and pop. Whenever the
     // first owner's pushes reached those slots (the used window rotates as top advances),
     // the other worker missed on every operation: fib(30) on 2 workers ran some windows
-    // at a fifth to a half of its speed (docs/design-scaling.md, "Why a 2-thread fib sample
+    // at a fifth to a half of its speed (docs/design/scaling.md, "Why a 2-thread fib sample
     // is sometimes slow").
     const std::size_t bytes = sizeof(deque_ring) + sizeof(std::atomic<T>) * capacity;
     void* mem =

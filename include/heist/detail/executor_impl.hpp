@@ -104,7 +104,7 @@ class executor_impl {
   // Is any task arena waiting for a thread? (the sleep protocol's re-check)
   bool task_arena_needs_thread(int min_level = arena::k_low) noexcept;
 
-  // --- priorities (SPEC section 12; src/priority.cpp) ----------------------------------------
+  // --- priorities (src/priority.cpp) ----------------------------------------
   // m_wanted has bit L set while a task arena of level L > low may have work and a free slot
   // (a hint kept by attract_visitor and priority_visit). Threads running lower-level work
   // read it at every task boundary: one relaxed load of a line written only when the set of

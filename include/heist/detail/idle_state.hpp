@@ -15,7 +15,7 @@
 //   every task of the arena; they are never listed and poll their group at 1 ms instead,
 //   see search.cpp. A wake-up for work they cannot take would be lost on them.)
 // Roamers and helpers sleep in separate lists, so that a publication for work only a roamer
-// can take never lands on a helper (issue 9, bug 1). So a thread parked in a nested
+// can take never lands on a helper. So a thread parked in a nested
 // task_group::wait (a helper of its home arena) is not woken when a task arrives in a
 // task_arena it does not occupy: that arena's call wakes a roamer (notify_visitor_wanted),
 // which visits; the helper wakes for its home arena's work or its group's end.
@@ -25,7 +25,7 @@
 // Counters. m_state counts searching and sleeping threads of both kinds; m_roaming counts
 // the roamers among them. Only idle transitions write them; the spawn fast path reads one.
 //
-// Protocol (docs/design-sleep.md has the proof sketch):
+// Protocol (docs/design/sleep.md has the proof sketch):
 //   Sleeper                                   Publisher
 //   S1 lock the list, push self, move self     P1 publish the task (deque push, bucket push,
 //      searching -> sleeping in both words        under the bucket's count)
@@ -66,7 +66,7 @@
 // searching when it did spread the rest by L2 (a thief that takes one of its tasks and
 // leaves as the last searcher re-checks and wakes the next sleeper). Not even a read of the
 // idle word: one relaxed load of it (and its test) per such push cost 4-5% of fib's time at
-// two workers on an Intel VM (docs/design-spawn.md, twenty-eighth round).
+// two workers on an Intel VM (docs/design/spawn.md).
 // (One window stays open: a thief empties the deque between the owner's read of top and
 // its push, which the owner then does not treat as "into empty". The task is never lost,
 // its owner pops it; at worst parallelism waits for the next push into an empty deque or
@@ -96,7 +96,7 @@ inline bool roams(idle_kind k) noexcept {
 // parker stands for a worker whose thread retired after idle_timeout (executor_impl's
 // retired-worker placeholders): waking it calls m_restart, which starts a thread for the
 // worker's slot, instead of signalling a parker. See "Idle workers retire" in
-// docs/design.md.
+// docs/design/overview.md.
 struct sleeper {
   parker* m_parker = nullptr;
   void (*m_restart)(sleeper&) noexcept = nullptr;  // placeholders only

@@ -188,8 +188,8 @@ class injection_queue {
     task* pop_matching(Accept& accept) noexcept {
       // Look at most at the tasks queued now: skipped ones go back to the end. A skipped task
       // stays counted while it is out (it is re-linked, not pushed): a searcher that reads the
-      // count meanwhile must not conclude the bucket is empty and go to sleep on it (issue 9,
-      // bug 4). relaxed: a bound on how many to look at (the consumer lock orders pops).
+      // count meanwhile must not conclude the bucket is empty and go to sleep on it. relaxed: a
+      // bound on how many to look at (the consumer lock orders pops).
       for (std::size_t n = m_size.load(std::memory_order_relaxed); n > 0; --n) {
         task* t = pop_one();
         if (t == nullptr) return nullptr;

@@ -9,7 +9,7 @@
 // ends it counts itself out and continues the join (member_ended): the joiner's coroutine if
 // the group is done, the next member on top of the deque, or the armed wait. No stack grows
 // (each step is a symmetric transfer) and, with the group owner-counted, no atomic
-// read-modify-write is needed at all. docs/design-async.md "Inline joins" has the proof sketch.
+// read-modify-write is needed at all. docs/design/async.md "Inline joins" has the proof sketch.
 #pragma once
 
 #include <coroutine>

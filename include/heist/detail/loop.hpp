@@ -1,5 +1,5 @@
 // The engine behind parallel_for / parallel_reduce: how each partitioner cuts a range into
-// tasks. docs/design-loops-arenas.md ("Parallel loops") explains the choices; in short:
+// tasks. docs/design/loops-arenas.md ("Parallel loops") explains the choices; in short:
 //
 //  auto     Lazy binary splitting with a range pool (after oneTBB's auto_partitioner and
 //           Tzannes et al.'s LBS). A task keeps its range in a small stack of halves, runs the
@@ -11,7 +11,7 @@
 //           often.
 //  simple   Recursive halving to the grainsize; every right half is a task.
 //  static   One contiguous block per participant, no further splitting.
-//  affinity Seed note 002: per-participant shares in chunk queues; own chunks front to
+//  affinity per-participant shares in chunk queues; own chunks front to
 //           back, then chunks from the back of the share with the most iterations left.
 //  deterministic reduce: the simple partitioner's fixed split tree, joined in tree order,
 //           so results are bit-identical whatever the thread count.

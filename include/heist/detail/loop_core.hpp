@@ -83,14 +83,13 @@ inline std::uint64_t loop_clock() noexcept {
 //
 // How a leaf that ran fast grows the next (observed): `fast` by the largest power of two, 2 to
 // 64, that keeps the next leaf under half the target, so that a loop of tiny bodies whose first
-// leaf is one grain reaches its size in a few leaves (auto loops; issue 13's twenty-second
-// round); `doubling` by two. An affinity participant doubles: it takes its leaves from the
-// front of its own share without the cap its steals have, and a leaf grown 64-fold over cheap
-// iterations swallows the expensive ones that follow in one piece. On EPCC loop 2 (its heavy
-// rows among nearly free ones) that left one participant with several heavy rows at the end
-// while the other had run out: affinity / static 0.642-0.650 at two threads with fast growth,
-// 0.618-0.624 doubling, where a perfect split of the rows is 0.618 (BENCHMARKS.md, issue 13's
-// twenty-fourth round).
+// leaf is one grain reaches its size in a few leaves (auto loops); `doubling` by two. An affinity
+// participant doubles: it takes its leaves from the front of its own share without the cap its
+// steals have, and a leaf grown 64-fold over cheap iterations swallows the expensive ones that
+// follow in one piece. On EPCC loop 2 (its heavy rows among nearly free ones) that left one
+// participant with several heavy rows at the end while the other had run out: affinity / static
+// 0.642-0.650 at two threads with fast growth, 0.618-0.624 doubling, where a perfect split of the
+// rows is 0.618 (BENCHMARKS.md).
 enum class leaf_growth : std::uint8_t { fast, doubling };
 
 class leaf_sizer {

@@ -18,7 +18,7 @@
 //     plain group.
 //   - A coroutine's join gives the group up the same way (its thread runs on meanwhile).
 // Without membarrier (not Linux, or refused by a seccomp filter) no group is owner-counted.
-// docs/design-protocols.md, "Owner-counted joins", has the proof sketch.
+// docs/design/protocols.md, "Owner-counted joins", has the proof sketch.
 #pragma once
 
 #include <atomic>

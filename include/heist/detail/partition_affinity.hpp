@@ -1,4 +1,4 @@
-// The affinity partitioner (seed note 002): per-participant shares in chunk queues, replayed
+// The affinity partitioner: per-participant shares in chunk queues, replayed
 // when the same partitioner runs a loop of the same size again; own chunks front to back,
 // then halves of the most loaded share moved into its own (work stealing between shares).
 #pragma once

@@ -1,5 +1,5 @@
 // poller: completions that arrive outside heist and must be asked for (MPI requests through
-// heist::mpi, SPEC section 13). The core library knows nothing of MPI; it gives an executor
+// heist::mpi). The core library knows nothing of MPI; it gives an executor
 // one optional poller, and its idle threads drive it:
 //   - a worker (or stand-in) searching for a task polls at each search round;
 //   - while pending() is nonzero it parks with a timeout (20 us, doubling to 1 ms while polls
@@ -8,7 +8,7 @@
 //     while every worker computes;
 //   - a thread helping in a wait on the executor's default arena polls at each search round;
 //   - with nothing pending, nothing changes: workers park as before, no CPU.
-// Registering an item is a publication (docs/design-async.md, "Polled completions"): the registrant
+// Registering an item is a publication (docs/design/async.md, "Polled completions"): the registrant
 // raises pending() (seq_cst RMW), fences, and wakes a roamer if none searches and one sleeps
 // (executor_impl::notify_poll_pending); a parking worker reads pending() after its S2 fence.
 // poll() must never block: it is called on worker threads between tasks.

@@ -70,7 +70,7 @@ bool with_continuation_arena(const arena_ref& home, Run&& run) {
   return true;
 }
 
-// --- the group a coroutine runs in (docs/design-async.md, "The group a coroutine runs in") --
+// --- the group a coroutine runs in (docs/design/async.md, "The group a coroutine runs in") --
 // A heist coroutine has an enclosing group E for its whole life: the task_group it is a
 // member of (task_group::run(task)), else the E of the heist coroutine that awaits it, else
 // none. While its body runs, the thread's running group (thread_context::m_group, the
@@ -130,7 +130,7 @@ struct resume_in_group_job {
 // runs in), and noop is returned: every transfer on the stack returns to the scheduler, which
 // resumes `h` on a fresh stack. The suspending frame is not touched after the spawn (`h` may
 // run on a thief at once, and end, resume or destroy that frame); if the spawn fails, the
-// transfer (docs/design-async.md, "Chains of awaits where transfers keep frames").
+// transfer (docs/design/async.md, "Chains of awaits where transfers keep frames").
 inline std::coroutine_handle<> transfer_or_queue(std::coroutine_handle<> h) noexcept {
 #if HEIST_AWAIT_STACK_GUARD
   thread_context* const c = t_context;

@@ -9,7 +9,7 @@
 // anything else (an empty deque, another group's task, a stolen child, a low stack, a
 // trace, a thread without a slot here) goes to the out-of-line helping wait
 // (src/helping_wait.cpp) with the popped task in hand. Inline, the common join costs no
-// call into the library and no second frame: issue 13's thirteenth round (BENCHMARKS.md).
+// call into the library and no second frame (BENCHMARKS.md).
 #pragma once
 
 #include <cassert>

@@ -58,7 +58,7 @@ struct slot_counters {
   owner_counter executed;  // task bodies run
   // The common case of both at once: a task whose body ran on this slot, run by the thread
   // whose statistics this slot holds, is one bump here, in neither counter above (one store
-  // per task fewer: issue 13's seventeenth round). finish_counter (run_task.hpp) picks.
+  // per task fewer). finish_counter (run_task.hpp) picks.
   owner_counter finished_executed;
   owner_counter stolen;
   owner_counter steal_attempts;

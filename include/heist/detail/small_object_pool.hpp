@@ -1,4 +1,4 @@
-// small_object_pool: where coroutine frames and futures' shared states come from (SPEC 11:
+// small_object_pool: where coroutine frames and futures' shared states come from (coroutine
 // frames from heist's per-thread memory, not the global operator new, when they fit; a then()
 // link costs a state and a task, and malloc's aligned path was most of a link's time).
 //

@@ -12,23 +12,22 @@
 // and the foreign list), and a thief may read the header of a block it lost a race for
 // (chase_lev_deque::steal_if), which must stay valid memory.
 //
-// Blocks of stolen tasks are kept apart (issue 13, seventh round). A stolen task's block
+// Blocks of stolen tasks are kept apart. A stolen task's block
 // comes from the victim's batches, among blocks the victim keeps writing; pushed on top of
 // the thief's LIFO free list, it became the thief's next spawn and its hottest block. fib(30)
 // on two workers ran 15-35% slower per task than two 1-worker executors side by side, by an
 // amount that followed the heap layout, and keeping those blocks apart won back 3-15% of it
-// (BENCHMARKS.md, issue 13's seventh round). So the block of a task taken from another
+//. So the block of a task taken from another
 // thread's deque goes to a separate foreign list: handed to the depot once it holds a batch,
 // used here only when the local list runs dry. Each thread's hot blocks then come from
 // batches it took whole.
 //
-// How many blocks the local list keeps before it gives a batch back adapts (issue 13,
-// thirty-first round). It starts at two batches; a pool that gave a batch back and then ran
-// dry (a thread whose live tasks swing by more than it keeps: a deep, narrow tree spawns
-// thousands of tasks on the way down and frees them on the way up) keeps one batch more,
-// up to sixteen. With a fixed two batches, two workers on such a tree traded the same
-// batches through the depot on every swing, each taking blocks whose lines the other had
-// just written: a deep binomial tree (heist-bench `uts-deep`) ran 17% slower per node on
+// How many blocks the local list keeps before it gives a batch back adapts. It starts at two
+// batches; a pool that gave a batch back and then ran dry (a thread whose live tasks swing by more
+// than it keeps: a deep, narrow tree spawns thousands of tasks on the way down and frees them on
+// the way up) keeps one batch more, up to sixteen. With a fixed two batches, two workers on such a
+// tree traded the same batches through the depot on every swing, each taking blocks whose lines the
+// other had just written: a deep binomial tree (heist-bench `uts-deep`) ran 17% slower per node on
 // each of two workers than on one, with sampling on the free-list load in the spawn.
 // Sixteen batches (128 KiB) is the most a thread keeps; one that never swings keeps two.
 #pragma once

@@ -3,7 +3,7 @@
 // /sys/devices/system/node/nodeN/cpulist: the files hwloc itself reads; heist's core keeps
 // no dependency, so it reads them directly). Anything missing means "one domain".
 //
-// What the scheduler does with it (docs/design-loops-arenas.md, "Topology"): when the machine has
+// What the scheduler does with it (docs/design/loops-arenas.md, "Topology"): when the machine has
 // more than one cache domain, each worker notes the domain of the CPU it runs on when it starts
 // searching (workers are not pinned: the OS may move them, so the note is refreshed at every
 // search); a thief with steal_policy::sticky_random tries its sticky victim, then every victim

@@ -12,7 +12,7 @@
 // task added after that (a run() concurrent with the end of wait()) finishes against a
 // word without the bit and signals nobody. (Clearing it later, in a second step, let such a
 // task signal the waiter a second time; the stale k_group then ended a later wait while that
-// wait's real finisher had yet to read m_waiter on a dead frame: issue 9, bug 6.)
+// wait's real finisher had yet to read m_waiter on a dead frame.)
 // A waiter that armed must not return before it consumed its k_group signal whenever the bit
 // is gone (the finishing task still reads m_waiter after its RMW, so the context, often on
 // the waiter's stack, must outlive that read). disarm() enforces this.
@@ -426,8 +426,7 @@ class wait_context {
   // thieves' RMWs on m_state do not share a line with the owner's other data. A task_group
   // does not: it lives in the frame of a fork-join function, one per fork, whose children are
   // mostly popped back by the owner (owner-counted, no RMW); an over-aligned member made every
-  // such frame realign the stack and cost fib(30) 11-15% (BENCHMARKS.md, issue 13's twelfth
-  // round).
+  // such frame realign the stack and cost fib(30) 11-15%.
   std::atomic<std::uint64_t> m_state;
   // The owner (see the file comment), or null: counted in m_state only.
   std::atomic<const thread_context*> m_owner;

@@ -7,9 +7,9 @@
 // recent utilisation is high) and skips a vCPU that it believes preempted (which of the two
 // acted on the measured VM is not known). Then the wakee is queued on the waker's CPU,
 // behind the waker. In fork-join that is the common wake-up (a
-// worker spawns, wakes a sleeper, runs on), and on the 2-vCPU machine of BENCHMARKS.md
-// ("Issue 13, eighth round") it made a third of the 2-thread samples 25-40% slower: both
-// workers on one CPU, the other idle, for 4-20 ms, until the load balancer moved one.
+// worker spawns, wakes a sleeper, runs on), and on a 2-vCPU VM it made a third of the 2-thread
+// samples 25-40% slower: both workers on one CPU, the other idle, for 4-20 ms, until the load
+// balancer moved one.
 //
 // What heist does (only where the arena spreads wake-ups: the executor's affinity mask has
 // at least two CPUs and no more workers than CPUs, see spread_wakes):
@@ -26,7 +26,7 @@
 // the waker holds no lock when it yields, and no count or flag that another thread reads is
 // written. A mask the user narrowed to one CPU (on_worker_start) is left alone.
 //
-// Where a fresh executor's workers start (issue 13, twentieth round). The wake-up path above
+// Where a fresh executor's workers start. The wake-up path above
 // never runs when a pool is new: its workers are still searching when the first task comes,
 // nobody parks, nobody is woken. Linux places a new thread on the CPU it finds idlest at that
 // instant, and on the 2-vCPU VM of BENCHMARKS.md about one fresh 2-worker executor in 150-200
