@@ -33,10 +33,15 @@ table_widths widths_of(const std::vector<result>& rs) {
   return w;
 }
 
+// The most threads at which heist's scaling can be read: a heist row timed in ms that has a
+// one-thread row of the same workload (rows that simulate more threads than the run's, such
+// as the sleeping-row loop, have none).
 int most_threads_of(const std::vector<result>& rs) {
   int most = 1;
-  for (const result& r : rs)
-    if (r.unit == "ms") most = std::max(most, r.threads);
+  for (const result& r : rs) {
+    if (r.unit != "ms" || heist_row(rs, r.workload, r.threads) != &r) continue;
+    if (find_result(rs, r.workload, r.backend, 1) != nullptr) most = std::max(most, r.threads);
+  }
   return most;
 }
 
