@@ -96,22 +96,4 @@ class arena_ref {
   arena_lifetime* m_lifetime = nullptr;
 };
 
-// A pin for a scope: arena() is the arena, or null if the reference is empty or the arena
-// is closed.
-class arena_pin {
- public:
-  explicit arena_pin(const arena_ref& r) noexcept
-      : m_lifetime(r.get()), m_arena(m_lifetime != nullptr ? m_lifetime->pin() : nullptr) {}
-  arena_pin(const arena_pin&) = delete;
-  arena_pin& operator=(const arena_pin&) = delete;
-  ~arena_pin() {
-    if (m_arena != nullptr) m_lifetime->unpin();
-  }
-  arena* get() const noexcept { return m_arena; }
-
- private:
-  arena_lifetime* m_lifetime;
-  arena* m_arena;
-};
-
 }  // namespace heist::detail
