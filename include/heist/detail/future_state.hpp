@@ -53,7 +53,7 @@ class future_state : public wait_context {
   // the waiter, or the default executor's).
   explicit future_state(arena* a) noexcept
       : wait_context(nullptr, 1), m_home(a != nullptr ? a->lifetime() : arena_ref()) {}
-  future_state(const arena_ref& home) noexcept : wait_context(nullptr, 1), m_home(home) {}
+  explicit future_state(const arena_ref& home) noexcept : wait_context(nullptr, 1), m_home(home) {}
 
   // From the calling thread's small-object pool (thread_context.hpp): a then() link makes
   // one state, and malloc's cost was most of a link's.
