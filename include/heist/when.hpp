@@ -152,6 +152,7 @@ class when_any_state {
   void arrive() noexcept {
     // acq_rel: the deliverer sees the winner's index and every registration start() made.
     if (m_gate.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // relaxed: the winner's CAS came before its arrival, which the gate's acq_rel orders.
     const std::size_t winner = m_winner.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < m_states.size(); ++i) {
       // The inputs still hold their states here (they move into the result below). A link
