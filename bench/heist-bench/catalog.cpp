@@ -24,6 +24,12 @@ const std::pair<const char*, const char*> k_workloads[] = {
     {"vecadd", "vector add: a memory-bound loop"},
     {"smallloops", "2,000 back-to-back loops of 2,048 tiny iterations: the cost of a loop call"},
     {"reduce", "parallel sum with parallel_reduce"},
+    {"sort-int", "parallel_sort of 1e7 random ints"},
+    {"sort-string", "parallel_sort of 1e6 random decimal strings"},
+    {"scan", "parallel_scan (inclusive prefix sum) of 1e8 ints"},
+    {"feeder-tree",
+     "parallel_for_each with a feeder over a tree found as it is walked (1e6 nodes)"},
+    {"histogram", "a byte histogram in per-thread bins (combinable)"},
     {"uneven", "tasks of heavy-tailed cost dealt out at once: does stealing even the load"},
     {"hotspot", "one thread spawns every task: does the work spread"},
     {"idle-stealing", "work arriving while other workers idle"},
@@ -57,6 +63,9 @@ const std::pair<const char*, const char*> k_families[] = {
      "stealing), tbb (oneTBB task_group), omp (OpenMP tasks), serial, lockpool (a lock-based "
      "pool)"},
     {"memory", "heist, tbb, omp"},
+    {"algorithms",
+     "heist, tbb (oneTBB's algorithms), std-par (std::execution::par: sort, scan), "
+     "serial"},
     {"loops",
      "heist-auto, heist-simple, heist-static, heist-affinity, tbb-auto, tbb-simple, omp-static, "
      "omp-dynamic1, omp-dynamic4, omp-dynamic16, omp-guided, serial"},

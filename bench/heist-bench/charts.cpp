@@ -161,6 +161,8 @@ std::vector<std::string> write_charts(const config& cfg, const std::vector<resul
               "sizing-latency.svg");
   // Loops: every schedule of each loop workload (the EPCC loops, small loops, vector add, sum).
   group_chart("Parallel loops (lower is better)", "loops", "ms", "loops.svg");
+  // Parallel algorithms: sort, scan, for_each with a feeder, combinable.
+  group_chart("Parallel algorithms (lower is better)", "algorithms", "ms", "algorithms.svg");
   // Peak resident memory per workload (a fresh process per bar).
   group_chart("Peak resident memory per workload (lower is better)", "memory", "MiB", "memory.svg");
 
