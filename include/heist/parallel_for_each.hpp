@@ -12,8 +12,9 @@
 //                 Forward iterators are handed out as iterators (f may modify the item);
 //                 input iterators' items are copied out under the lock.
 // An item added through the feeder becomes a task on the adding thread's deque, where an idle
-// thread steals it; it runs before the call returns and may add more. An exception from f
-// cancels the items not yet started (fed ones included) and is rethrown by the call.
+// thread steals it, counted in a group of the adding thread (item_runner below); it runs
+// before the call returns and may add more. An exception from f cancels the items not yet
+// started (fed ones included) and is rethrown by the call.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "heist/detail/loop.hpp"
 #include "heist/executor.hpp"
 #include "heist/task_arena.hpp"
+#include "heist/task_group.hpp"
 
 namespace heist {
 
@@ -56,7 +58,16 @@ namespace detail {
 template <class F, class Ref, class T>
 inline constexpr bool takes_feeder = std::is_invocable_v<F&, Ref, heist::feeder<T>&>;
 
-// Calls f with one item, and its feeder if f takes one: the loop's group, where fed items go.
+// Calls f with one item, and its feeder if f takes one.
+//
+// Where fed items are counted: in a task_group of the thread that adds them (`scoped`). The
+// first piece of this call's work a thread runs (a leaf of the random-access loop, a drain of
+// the cursor, a stolen fed item) opens a group on that thread, owned by it, and waits for it
+// before the piece ends; everything the thread feeds meanwhile, and everything it runs while
+// it waits, counts in that group. A thread then counts its own spawns and finishes with plain
+// stores (owner counting), and only a thief's finish of a stolen item is an atomic add on
+// another thread's group. Counted in the call's one group instead, every item fed or finished
+// by a thread other than the caller was an atomic add on one shared cache line.
 template <class T, class F>
 class item_runner final : public heist::feeder<T> {
  public:
@@ -72,13 +83,49 @@ class item_runner final : public heist::feeder<T> {
   }
   bool cancelled() const noexcept { return m_loop.cancelled(); }
 
+  // Runs piece() with the calling thread's group for fed items open (opening it, and waiting
+  // for it afterwards, unless the thread is already inside one of this call's pieces).
+  template <class Piece>
+  void scoped(Piece&& piece) {
+    if (!takes_feeder<F, T&, T> || t_open.runner == this) {
+      piece();
+      return;
+    }
+    const open_group outer = t_open;
+    struct restore {
+      open_group saved;
+      ~restore() { t_open = saved; }
+    } put_back{outer};
+    heist::task_group fed;  // declared after put_back: waited for (or cancelled) before it
+    t_open = {this, &fed};
+    piece();
+    fed.wait();  // rethrows a fed item's exception into the piece's group
+  }
+
  private:
   struct fed_item {
     item_runner* runner;
     T item;
-    void operator()() { runner->run(item); }
+    void operator()() {
+      runner->scoped([this] { runner->run(item); });
+    }
   };
-  void push(T&& item) override { spawn_in(m_loop, *m_loop.m_ctx, fed_item{this, std::move(item)}); }
+  void push(T&& item) override {
+    if (t_open.runner == this) {
+      t_open.group->run(fed_item{this, std::move(item)});
+    } else {
+      // A thread outside this call's pieces (a thread the user started inside f): the call's
+      // own group counts it.
+      spawn_in(m_loop, *m_loop.m_ctx, fed_item{this, std::move(item)});
+    }
+  }
+
+  // The group the calling thread's fed items go to, and the call it belongs to.
+  struct open_group {
+    item_runner* runner = nullptr;
+    heist::task_group* group = nullptr;
+  };
+  static inline thread_local open_group t_open;
 
   loop_base m_loop;
   F& m_f;
@@ -111,8 +158,9 @@ class item_source {
   It m_last;
 };
 
+// One participant's blocks, until the cursor is empty.
 template <class It, class T, class F>
-void drain(item_source<It, T>& source, item_runner<T, F>& runner) {
+void drain_blocks(item_source<It, T>& source, item_runner<T, F>& runner) {
   constexpr std::size_t k_max_block = 256;
   constexpr std::uint64_t k_grow_below_ns = 20'000, k_shrink_above_ns = 200'000;
   using held = std::conditional_t<std::forward_iterator<It>, It, T>;
@@ -138,6 +186,12 @@ void drain(item_source<It, T>& source, item_runner<T, F>& runner) {
   }
 }
 
+// One participant's share of a forward or input range: blocks until the cursor is empty.
+template <class It, class T, class F>
+void drain(item_source<It, T>& source, item_runner<T, F>& runner) {
+  runner.scoped([&] { drain_blocks(source, runner); });
+}
+
 template <class It, class F>
 void for_each_in(arena& a, It first, It last, F& f) {
   using T = std::iter_value_t<It>;
@@ -151,8 +205,10 @@ void for_each_in(arena& a, It first, It last, F& f) {
   item_runner<T, F> runner(loop, f);
   if constexpr (std::random_access_iterator<It>) {
     auto body = [&runner](const blocked_range<It>& r) {
-      for (It it = r.begin(); it != r.end(); ++it)
-        runner.run(*it);
+      runner.scoped([&] {
+        for (It it = r.begin(); it != r.end(); ++it)
+          runner.run(*it);
+      });
     };
     auto_partitioner p;
     scope.run([&] { run_for(a, blocked_range<It>(first, last), body, p); });

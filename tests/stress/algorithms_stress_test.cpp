@@ -9,6 +9,7 @@
 #include <functional>
 #include <list>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -101,4 +102,40 @@ TEST(AlgorithmsStress, CombinableFromSeveralArenasAtOnce) {
     other.join();
     ASSERT_EQ(sum.combine(std::plus<>{}), 3 * (100'000ull * 99'999 / 2)) << "round " << round;
   }
+}
+
+TEST(AlgorithmsStress, AFedItemThrowingOnAnyThreadCancelsTheWalkAndIsRethrown) {
+  // Trees fed from four threads; one node deep inside throws. The call rethrows it, runs no
+  // node twice, and the executor runs the next walk in full.
+  heist::executor ex(3);
+  for (std::size_t round = 0; round < scaled(100); ++round) {
+    const std::size_t limit = 20'000;
+    exactly_once seen(limit);
+    std::atomic<std::size_t> next_id{1};
+    const std::size_t thrower = 1000 + round * 97 % 5000;
+    std::vector<std::size_t> roots{0};
+    EXPECT_THROW(heist::parallel_for_each(ex, roots.begin(), roots.end(),
+                                          [&](std::size_t id, heist::feeder<std::size_t>& feed) {
+                                            seen.hit(id);
+                                            if (id == thrower) throw std::runtime_error("node");
+                                            for (int k = 0; k < 3; ++k) {
+                                              const std::size_t child = next_id.fetch_add(1);
+                                              if (child >= limit) return;
+                                              feed.add(child);
+                                            }
+                                          }),
+                 std::runtime_error)
+        << "round " << round;
+    ASSERT_EQ(seen.repeated(), 0u) << "round " << round;
+  }
+  std::atomic<int> after{0};
+  std::vector<int> one{0};
+  heist::parallel_for_each(ex, one.begin(), one.end(), [&](int depth, heist::feeder<int>& feed) {
+    after.fetch_add(1);
+    if (depth < 10) {
+      feed.add(depth + 1);
+      feed.add(depth + 1);
+    }
+  });
+  EXPECT_EQ(after.load(), 2047);
 }
