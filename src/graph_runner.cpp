@@ -131,6 +131,8 @@ graph_node_data* graph_runner::invoke(graph_node_data& n, std::uint64_t& weight)
   // one strong predecessor never use their counter (see below).
   if (n.m_strong_preds > 1) n.m_join.store(n.m_strong_preds, std::memory_order_relaxed);
   if (m_run_group.is_cancelled()) return nullptr;
+  // A running analysis: n starts after the latest of the predecessors that released it.
+  if (analysing()) analysis_joined(&n);
   try {
     switch (n.m_kind) {
       case graph_node_kind::condition: {
@@ -150,8 +152,12 @@ graph_node_data* graph_runner::invoke(graph_node_data& n, std::uint64_t& weight)
     return nullptr;
   }
   graph_node_data* next = nullptr;
+  // A running analysis: n's end, for the run's join and for each successor it releases.
+  const bool analysed = analysing();
+  if (analysed) analysis_completed(&m_run_group);
   for (std::uint32_t i = 0; i < n.m_num_succ; ++i) {
     graph_node_data* const s = n.m_succ[i];
+    if (analysed) analysis_completed(s);
     // A successor with one strong predecessor is ready now: no counter, no atomic RMW
     // (on a chain or a tree, that RMW on a cold node was nearly all of a node's cost).
     // Otherwise acq_rel: the release half publishes this node's effects to whoever runs

@@ -83,6 +83,7 @@ void help_until(arena& a, wait_context& w) {
 }
 
 void help_after_pop(thread_context& c, wait_context& w, task* popped) {
+  const analysis_wait_scope paused;
   if (popped == nullptr) {
     help_own_slot(c, w);
   } else {
@@ -91,6 +92,7 @@ void help_after_pop(thread_context& c, wait_context& w, task* popped) {
 }
 
 void help_until_pending(arena& a, wait_context& w) {
+  const analysis_wait_scope paused;
   thread_context& c = current_context();
   if (HEIST_LIKELY(holds_slot_of(c, a))) {
     help_own_slot(c, w);

@@ -264,7 +264,15 @@ class pipeline_run {
       if (m_group.is_cancelled()) break;  // dropped: destroyed with the run
       pipeline_stage& s = *m_stages[t->stage];
       serial_gate* const gate = m_gates[t->stage].get();
-      if (gate != nullptr && !granted && !gate->enter(s.mode(), t)) break;  // parked
+      // A running analysis: an item granted a gate starts after both its own previous stage
+      // (recorded when it arrived) and the item that left the gate (this thread's path).
+      if (granted && analysing()) analysis_joined(t);
+      if (gate != nullptr && !granted) {
+        const bool analysed = analysing();
+        if (analysed) analysis_completed(t);   // before enter: once parked, it may be picked
+        if (!gate->enter(s.mode(), t)) break;  // parked
+        if (analysed) analysis_joined(t);      // not parked: the record is this thread's own
+      }
       granted = false;
       try {
         s.process(buffer(t));
@@ -312,6 +320,8 @@ class pipeline_run {
   // waits for one (the stack holds k_input_waits), to the input, which this task restarts.
   void release_token(token* t, std::uint64_t& weight) noexcept {
     t->live = false;
+    // A running analysis: the item's end, for the run's join (run(): m_group.reset()).
+    if (analysing()) analysis_completed(&m_group);
     // relaxed: the CASes below carry the orders; a stale head only fails one of them.
     token* head = m_free.load(std::memory_order_relaxed);
     for (;;) {

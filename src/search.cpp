@@ -379,7 +379,9 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
         cpu_relax();
       continue;
     }
-    if (round < budget || lingers_for_loop(a, linger_until)) {
+    // While a scalability analysis runs, an idle thread parks after its spin rounds: a
+    // yielding thread would take CPU time from busy strands, which it measures in wall time.
+    if (!analysing() && (round < budget || lingers_for_loop(a, linger_until))) {
       std::this_thread::yield();
       continue;
     }

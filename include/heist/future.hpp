@@ -260,6 +260,9 @@ class future {
       detail::arena_in_use home(m_state->m_home);
       detail::help_until(home.get() != nullptr ? *home.get() : detail::current_arena(), *m_state);
     }
+    if (detail::analysing()) {
+      detail::analysis_joined(static_cast<const detail::wait_context*>(m_state));
+    }
   }
 
   // Attaches f, which runs as a task with the value (f(T), or f() for void) once it is ready:

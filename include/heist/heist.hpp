@@ -3,6 +3,7 @@
 
 #include "heist/detail/config.hpp"  // first: it refuses a language version older than C++20
 
+#include "heist/analysis.hpp"
 #include "heist/blocked_range.hpp"
 #include "heist/combinable.hpp"
 #include "heist/coroutine.hpp"

@@ -74,8 +74,12 @@ class when_all_state {
   }
 
   void one_ready() noexcept {
+    // A running analysis: each input's producer path; the last one's thread joins them all.
+    const bool analysed = analysing();
+    if (analysed) analysis_completed(this);
     // acq_rel: the last one to count down sees every input's completion (their values).
     if (m_remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (analysed) analysis_joined(this);
     future_state<Inputs>* const r = m_result;
     r->m_value.emplace(std::move(m_inputs));
     r->add_ref();  // held across complete(): the destructor below drops this state's

@@ -72,6 +72,7 @@ class future_state : public wait_context {
   // The producer, after storing m_value or m_error: wakes a helping waiter and fires the
   // callback. The caller holds a reference across the call.
   void complete() noexcept {
+    if (analysing()) analysis_completed(static_cast<const wait_context*>(this));
     finish_one();  // release: publishes the value to done()'s acquire
     HEIST_PERTURB_POINT(future_completing);
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);

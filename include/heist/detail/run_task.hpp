@@ -64,16 +64,26 @@ HEIST_ALWAYS_INLINE owner_counter& finish_counter(const thread_context& c, slot&
 // Runs `t`'s body and records its span in the trace of the thread's slot, or the executor's
 // list for threads without one (executor_options::trace). Out of line: the untraced path
 // of run_task keeps no clock reading alive across the call.
-HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run,
-                                         bool stolen) noexcept {
+// While a scalability analysis runs, every task takes this path too: its strand is measured
+// around the body (analysis_hooks.hpp); `group` is the task's group (null: none).
+HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
+                                         const wait_context* group) noexcept {
+  const bool analysed = analysing();
+  analysis_frame before;
+  if (analysed) before = analysis_task_begin(c, t, group);
   trace_buffer* const trace = c.m_slot != nullptr ? c.m_slot->m_trace : nullptr;
-  const std::uint64_t start = trace_clock();
-  t->m_invoke(t, run);
-  if (trace != nullptr) {
-    trace->record(start, trace_clock(), stolen);
+  if (trace != nullptr || (c.m_slot == nullptr && c.m_exec->tracing())) {
+    const std::uint64_t start = trace_clock();
+    t->m_invoke(t, run);
+    if (trace != nullptr) {
+      trace->record(start, trace_clock(), stolen);
+    } else {
+      c.m_exec->record_external_span(start, trace_clock(), stolen);
+    }
   } else {
-    c.m_exec->record_external_span(start, trace_clock(), stolen);
+    t->m_invoke(t, run);
   }
+  if (analysed) analysis_task_end(c, group, before);
 }
 
 // One task of `group` (null: none; `counted_by_owner`: its spawn was counted by the group's
@@ -104,8 +114,8 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
     // synchronized with the push that published the field.
     c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
     ++c.m_task_depth;
-    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing())) {
-      invoke_traced(c, t, run, stolen);
+    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing()) || analysing()) {
+      invoke_traced(c, t, run, stolen, group);
     } else {
       t->m_invoke(t, run);
     }
@@ -195,7 +205,7 @@ HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own
   if (t->m_group != tag_group(&w, true) ||
       t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
       HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(own.m_trace != nullptr) ||
-      HEIST_UNLIKELY(inline_stack_is_low(c))) {
+      HEIST_UNLIKELY(inline_stack_is_low(c)) || analysing()) {
     return own_child_run::not_run;
   }
   run_task_of<true>(c, t, &w, true, false, &own);

@@ -175,6 +175,7 @@ template <class Job, class... Args>
 HEIST_ALWAYS_INLINE void spawn_from(thread_context& c, arena& a, wait_context* group,
                                     Args&&... args) {
   task* const t = build_task_ungrouped<Job>(c, std::forward<Args>(args)...);
+  if (analysing()) analysis_spawned(c, a.exec(), t);
   // Read once: the stores into the task block and the group would otherwise make the compiler
   // read the thread's slot again for the counter and again for the push.
   slot* const own = c.m_slot;
@@ -200,6 +201,7 @@ HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
 // queued and still the caller's).
 inline void spawn_built(arena& a, task* t) {
   thread_context& c = current_context();
+  if (analysing()) analysis_spawned(c, a.exec(), t);
   if (holds_slot_of(c, a)) {
     if (c.m_task_depth == 0) {
       a.exec().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
@@ -255,6 +257,7 @@ HEIST_ALWAYS_INLINE bool try_bypass(arena& a, task* t) noexcept {
   // relaxed: this thread built `t` or got it through the future's synchronization.
   if (t->m_isolation.load(std::memory_order_relaxed) != c->m_isolation) return false;
   c->m_slot->m_counters.created.bump();  // counted like a spawn; execute_task counts it out
+  if (analysing()) analysis_spawned(*c, a.exec(), t);
   c->m_bypass = t;
   return true;
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heist/detail/analysis_hooks.hpp"
 #include "heist/detail/idle_state.hpp"
 #include "heist/detail/parker.hpp"
 #include "heist/detail/small_object_pool.hpp"
@@ -72,6 +73,8 @@ struct thread_context : scheduling_state {
   // under ThreadSanitizer, whose call stacks hold at most 65,536 frames, 256 KiB below the
   // stack's top (0: bounds unknown).
   std::uintptr_t m_await_stack_mark = 0;
+  // Its place in the DAG of a running scalability analysis (analysis_hooks.hpp).
+  analysis_frame m_analysis;
 };
 
 // True if the thread of context `c` holds a slot (a deque) of arena `a`: it runs `a`'s tasks
