@@ -152,46 +152,55 @@ void close_strand(session_state& s, analysis_frame& f, std::uint64_t now) noexce
 void analysis_spawned(thread_context& c, const executor_impl& exec, const task* t) noexcept {
   const std::uint64_t now = now_ns();
   session_state& s = state();
-  std::lock_guard<std::mutex> hold(s.lock);
-  if (!s.active || s.exec != &exec) return;
-  path p;
-  const analysis_frame& f = c.m_analysis;
-  if (f.active) {
-    const std::uint64_t running = f.running && now > f.start ? now - f.start : 0;
-    p.span = f.span + running;
-    p.burdened = f.burdened + running;
+  analysis_frame& f = c.m_analysis;
+  std::uint64_t clock_cost = 0;
+  {
+    std::lock_guard<std::mutex> hold(s.lock);
+    if (!s.active || s.exec != &exec) return;
+    path p;
+    if (f.active) {
+      const std::uint64_t running = f.running && now > f.start ? now - f.start : 0;
+      p.span = f.span + running;
+      p.burdened = f.burdened + running;
+    }
+    p.burdened += s.steal_cost;  // a spawn edge: the child may be stolen
+    try {
+      s.spawned[t] = p;
+    } catch (...) {  // out of memory: the task's path starts at zero
+    }
+    clock_cost = s.clock_cost;
   }
-  p.burdened += s.steal_cost;  // a spawn edge: the child may be stolen
-  try {
-    s.spawned[t] = p;
-  } catch (...) {  // out of memory: the task's path starts at zero
-  }
-  // The hook's own time (the lock, the table) is not the spawner's: its strand restarts later.
-  if (f.active && f.running) c.m_analysis.start += now_ns() - now;
+  // The hook's own time (the lock and its release, the table, and the halves of the two clock
+  // reads that fall inside the strand: one read's cost) is not the spawner's: its strand
+  // restarts later by that much.
+  if (f.active && f.running) f.start += now_ns() - now + clock_cost;
 }
 
 void analysis_completed(const void* key) noexcept {
   thread_context* const c = t_context;
   const std::uint64_t now = now_ns();
   session_state& s = state();
-  std::lock_guard<std::mutex> hold(s.lock);
-  if (!s.active || c == nullptr || !c->m_analysis.active) return;
-  analysis_frame& f = c->m_analysis;
-  // The strand ends here (its work is counted now: a joiner may end the analysis before this
-  // thread's task ends) and a new one starts after the hook.
-  const bool was_running = f.running;
-  close_strand(s, f, now);
-  if (f.unjoined) {  // it completed something: whoever waits for that joins it
-    f.unjoined = false;
-    if (s.loose_running > 0) --s.loose_running;
+  bool restart = false;
+  {
+    std::lock_guard<std::mutex> hold(s.lock);
+    if (!s.active || c == nullptr || !c->m_analysis.active) return;
+    analysis_frame& f = c->m_analysis;
+    // The strand ends here (its work is counted now: a joiner may end the analysis before
+    // this thread's task ends) and a new one starts after the hook.
+    restart = f.running;
+    close_strand(s, f, now);
+    if (f.unjoined) {  // it completed something: whoever waits for that joins it
+      f.unjoined = false;
+      if (s.loose_running > 0) --s.loose_running;
+    }
+    try {
+      s.joined[key].extend(path{f.span, f.burdened});
+    } catch (...) {
+    }
   }
-  try {
-    s.joined[key].extend(path{f.span, f.burdened});
-  } catch (...) {
-  }
-  if (was_running) {
-    f.running = true;
-    f.start = now_ns();
+  if (restart) {
+    c->m_analysis.running = true;
+    c->m_analysis.start = now_ns();
   }
 }
 
@@ -250,22 +259,24 @@ void analysis_joined(const void* key) noexcept {
   thread_context* const c = t_context;
   const std::uint64_t now = now_ns();
   session_state& s = state();
-  std::lock_guard<std::mutex> hold(s.lock);
-  if (!s.active) return;
-  const auto it = s.joined.find(key);
-  if (c == nullptr || !c->m_analysis.active) {
-    if (it != s.joined.end()) s.joined.erase(it);
-    return;
+  {
+    std::lock_guard<std::mutex> hold(s.lock);
+    if (!s.active) return;
+    const auto it = s.joined.find(key);
+    if (c == nullptr || !c->m_analysis.active) {
+      if (it != s.joined.end()) s.joined.erase(it);
+      return;
+    }
+    analysis_frame& f = c->m_analysis;
+    close_strand(s, f, now);
+    if (it != s.joined.end()) {
+      f.span = std::max(f.span, it->second.span);
+      f.burdened = std::max(f.burdened, it->second.burdened);
+      s.joined.erase(it);
+    }
   }
-  analysis_frame& f = c->m_analysis;
-  close_strand(s, f, now);
-  if (it != s.joined.end()) {
-    f.span = std::max(f.span, it->second.span);
-    f.burdened = std::max(f.burdened, it->second.burdened);
-    s.joined.erase(it);
-  }
-  f.running = true;
-  f.start = now_ns();
+  c->m_analysis.running = true;
+  c->m_analysis.start = now_ns();
 }
 
 bool analysis_pause() noexcept {

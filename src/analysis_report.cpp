@@ -28,6 +28,12 @@ std::string number(double v) {
   return b;
 }
 
+std::string fixed1(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+
 }  // namespace
 
 double scalability_report::parallelism() const noexcept {
@@ -87,7 +93,7 @@ void scalability_report::write_svg(std::ostream& out, std::size_t max_threads) c
         "heist::scalability_report::write_svg: max_threads must be in [2, 65536], got " +
         std::to_string(max_threads));
   }
-  const double w = 640, h = 420, left = 70, right = 170, top = 40, bottom = 60;
+  const double w = 720, h = 420, left = 70, right = 250, top = 40, bottom = 60;
   const double span_x = w - left - right, span_y = h - top - bottom;
   const double top_value = std::log2(static_cast<double>(max_threads));
   const auto x_of = [&](double threads) {
@@ -101,7 +107,7 @@ void scalability_report::write_svg(std::ostream& out, std::size_t max_threads) c
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\">Speedup against threads: "
-      << "parallelism " << number(parallelism()) << ", burdened " << number(burdened_parallelism())
+      << "parallelism " << fixed1(parallelism()) << ", burdened " << fixed1(burdened_parallelism())
       << "</text>\n";
   // Axes and ticks at powers of two.
   for (double p = 1; p <= static_cast<double>(max_threads); p *= 2) {

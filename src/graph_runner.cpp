@@ -197,6 +197,7 @@ std::exception_ptr graph_runner::end_run() noexcept {
   // counter is ready for the next run, and start_run can skip the O(nodes) reset (which
   // on a graph of a million nodes costs more than the run's own memory traffic).
   m_counters_ready = !e && !m_has_conditions && !m_run_group.is_cancelled();
+  if (analysing()) analysis_joined(&m_run_group);
   m_run_group.reset();
   return e;
 }

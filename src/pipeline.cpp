@@ -122,6 +122,7 @@ class pipeline_run {
       }
       if (!m_done.done()) help_until_pending(m_arena, m_done);
     }
+    if (analysing()) analysis_joined(&m_group);
     m_group.reset();
     if (m_group.has_exception()) std::rethrow_exception(m_group.take_exception());
   }
@@ -320,7 +321,7 @@ class pipeline_run {
   // waits for one (the stack holds k_input_waits), to the input, which this task restarts.
   void release_token(token* t, std::uint64_t& weight) noexcept {
     t->live = false;
-    // A running analysis: the item's end, for the run's join (run(): m_group.reset()).
+    // A running analysis: the item's end, for the run's join (run()).
     if (analysing()) analysis_completed(&m_group);
     // relaxed: the CASes below carry the orders; a stale head only fails one of them.
     token* head = m_free.load(std::memory_order_relaxed);

@@ -13,7 +13,7 @@ symbols=$("$nm_tool" -C --defined-only "$bench") || { echo "$nm_tool failed on $
 [ -n "$symbols" ] || { echo "$bench has no symbols to check"; exit 1; }
 echo "$symbols" | grep -q ' bench::heist_backend::' ||
   { echo "$bench defines no heist backend code: nothing was checked"; exit 1; }
-out_of_line=$(echo "$symbols" | grep -E ' [tTwW] (heist::task_group::task_group\(|heist::task_group::wait\(\)|void heist::task_group::run<|heist::task_group::~task_group\(|(void|heist::detail::task\*) heist::detail::(spawn_from|spawn|build_task|build_task_ungrouped)<|heist::detail::(wait_for_group|queue_on_own_slot|run_popped_own_child|try_run_own_child)\()' || true)
+out_of_line=$(echo "$symbols" | grep -E ' [tTwW] (heist::task_group::task_group\(|heist::task_group::wait\(\)|void heist::task_group::run<|heist::task_group::~task_group\(|(void|heist::detail::task\*) heist::detail::(spawn_from|spawn|build_task|build_task_ungrouped)<|heist::detail::(wait_for_group|queue_on_own_slot|run_popped_own_child|try_run_own_child)(<[^>]*>)?\()' || true)
 if [ -n "$out_of_line" ]; then
   echo "out-of-line copies of the fork-join path:"
   echo "$out_of_line"

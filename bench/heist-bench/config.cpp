@@ -49,7 +49,8 @@ constexpr int k_max_threads = 4096;
 
 const char* k_usage =
     "usage: heist-bench [--full] [--workloads a,b] [--backends x,y] [--threads 1,2]\n"
-    "                   [--reps N] [--out DIR] [--trace] [--verbose] [--list] [--help]\n";
+    "                   [--reps N] [--out DIR] [--trace] [--analyze] [--verbose] [--list]\n"
+    "                   [--help]\n";
 
 }  // namespace
 
@@ -68,6 +69,9 @@ const char* const k_help =
     "  --full            bigger inputs, every backend, more repetitions [off]\n"
     "  --out DIR         where report.md, the charts and results.csv go [bench-out]\n"
     "  --trace           also write one heist trace per workload, JSON and SVG [off]\n"
+    "  --analyze         also print heist::analyze's work, span and predicted speedup of the\n"
+    "                    fork-join workloads and a graph, and check the prediction against\n"
+    "                    measured 2-thread speedups; charts to --out [off]\n"
     "  --verbose         print each row as it is measured, and diagnostics of slow samples\n"
     "                    in the notes [off]\n"
     "  --list            print the workloads (what each measures) and backends, then exit\n"
@@ -102,6 +106,8 @@ config parse_config(int argc, char** argv) {
       c.full = true;
     } else if (arg == "--trace") {
       c.trace = true;
+    } else if (arg == "--analyze") {
+      c.analyze = true;
     } else if (arg == "--list") {
       c.list = true;
     } else if (arg == "--workloads") {

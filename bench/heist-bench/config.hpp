@@ -15,6 +15,7 @@ struct config {
   int reps = 0;                     // 0: the workload's default for the mode
   bool full = false;                // --full: bigger inputs, every backend, more repetitions
   bool trace = false;               // --trace: one traced heist run per workload
+  bool analyze = false;             // --analyze: heist::analyze reports (families/analysis.cpp)
   std::string out = "bench-out";
   bool list = false;
   bool help = false;     // --help: the options, then exit 0

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <utility>
 #include <vector>
@@ -77,7 +78,8 @@ template <class F>
 scalability_report analyze(executor& ex, F&& f) {
   detail::analysis_session session(detail_impl(ex));
   task_group root(ex);
-  root.run_and_wait(f);
+  auto call = [&f] { std::invoke(f); };  // f may be a const object
+  root.run_and_wait(call);
   return session.finish();
 }
 // On default_executor().

@@ -4,8 +4,9 @@
 //   spawn      a task is queued (spawn_from, spawn_built, the bypass): its path so far
 //   run        a task's body runs (run_task_of takes the traced path while analysing): its
 //              strand starts from the path recorded at its spawn and ends into its group
-//   join       a group is joined (wait_context::reset after a wait): the joiner's path
-//              becomes the longest of its own and its children's
+//   join       a group is joined (after the wait of task_group, a loop, a pipeline, a graph
+//              run, a coroutine's join): the joiner's path becomes the longest of its own
+//              and its children's; task_group::wait takes wait_for_group_analysed
 //   wait       a helping wait pauses the waiting strand (help_until*, out of line)
 //   future     a producer's completion records its path; the consumer's wait joins it
 //   graph      a node's release of a successor and its end record its path; a node's start
@@ -44,7 +45,8 @@ struct analysis_frame {
 };
 
 // Analyses running in the process: 0 or 1 (analysis.cpp refuses a second one).
-inline std::atomic<std::uint32_t> g_analyses_running{0};
+// On a cache line of its own: read on every spawn and join, written twice per analysis.
+alignas(64) inline std::atomic<std::uint32_t> g_analyses_running{0};
 
 HEIST_ALWAYS_INLINE bool analysing() noexcept {
 #if HEIST_ANALYSIS

@@ -91,6 +91,7 @@ class join_awaiter final : public completion_callback {
     // thread when the join ended in a done() here (await_ready, or a step that then
     // transferred to the joiner): the common inline join reads the group once.
     if (!m_seen_done) (void)m_ctx.done();
+    if (analysing()) analysis_joined(&m_ctx);
     m_ctx.reset();
     if (m_ctx.has_exception()) std::rethrow_exception(m_ctx.take_exception());
   }

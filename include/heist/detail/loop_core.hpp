@@ -361,6 +361,7 @@ class loop_scope {
                                                   call_by_reference<root_t>{std::addressof(root)});
     }
     if (!m_ctx.done()) help_until_pending(m_arena, m_ctx);
+    if (analysing()) analysis_joined(&m_ctx);
     m_ctx.reset();
     if (m_ctx.has_exception()) std::rethrow_exception(m_ctx.take_exception());
   }
@@ -420,6 +421,7 @@ struct reduce_loop : loop_base {
 // Waits for the pieces a task gave away (their group `kids`), rethrowing their exception.
 inline void join_children(const loop_base& loop, wait_context& kids) {
   if (!kids.done()) help_until_pending(*loop.m_arena, kids);
+  if (analysing()) analysis_joined(&kids);
   kids.reset();
   if (kids.has_exception()) std::rethrow_exception(kids.take_exception());
 }

@@ -199,13 +199,16 @@ enum class own_child_run : std::uint8_t {
 // submit() task's last act does (spawn.hpp, task_end_scope), and those belong to no group. So
 // nothing is left in the bypass here (asserted; execute_task takes it everywhere else).
 // `own`: the thread's slot (c.m_slot), read once by the caller.
+// `CheckAnalysis`: while a scalability analysis runs, decline (the task must take the traced
+// path); wait_for_group, which has checked that already, passes false.
+template <bool CheckAnalysis = true>
 HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own, wait_context& w,
                                                     task* t) noexcept {
   // relaxed (m_isolation): this thread popped `t`, which synchronized with its push.
   if (t->m_group != tag_group(&w, true) ||
       t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
       HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(own.m_trace != nullptr) ||
-      HEIST_UNLIKELY(inline_stack_is_low(c)) || analysing()) {
+      HEIST_UNLIKELY(inline_stack_is_low(c)) || (CheckAnalysis && analysing())) {
     return own_child_run::not_run;
   }
   run_task_of<true>(c, t, &w, true, false, &own);
@@ -229,18 +232,29 @@ void help_until_pending(arena& a, wait_context& w);
 // with the least bookkeeping (try_run_own_child), then lets polled completions progress, as
 // the waits of nested parallelism run tasks (the thread's executor is its arena's: it holds a
 // slot there, `own`). not_run: the caller still holds `t`.
+template <bool CheckAnalysis = true>
 HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, slot& own,
                                                        wait_context& w, task* t) noexcept {
   // An isolated waiter runs only tasks of its region: try_run_own_child takes only those.
-  const own_child_run r = try_run_own_child(c, own, w, t);
+  const own_child_run r = try_run_own_child<CheckAnalysis>(c, own, w, t);
   if (r != own_child_run::not_run && HEIST_UNLIKELY(c.m_exec->poll_pending())) {
     poll_between_tasks(c);
   }
   return r;
 }
 
+// While a scalability analysis runs: the whole wait out of line, then the join.
+HEIST_NOINLINE inline void wait_for_group_analysed(arena& a, wait_context& w) {
+  if (!w.done()) help_until_pending(a, w);
+  analysis_joined(&w);
+}
+
 // Returns when every task of `w` has finished (the file comment has the fast path).
 HEIST_ALWAYS_INLINE void wait_for_group(arena& a, wait_context& w) {
+  if (analysing()) {
+    wait_for_group_analysed(a, w);
+    return;
+  }
   thread_context* const c = t_context;
   if (w.done(c)) return;
   // The slot read once (stores in between would make the compiler read it again).
@@ -251,7 +265,7 @@ HEIST_ALWAYS_INLINE void wait_for_group(arena& a, wait_context& w) {
       own_child_run r;
       {
         inline_depth_guard depth(*c);
-        r = run_popped_own_child(*c, *own, w, t);
+        r = run_popped_own_child<false>(*c, *own, w, t);
       }
       if (r != own_child_run::not_run) {
         if (r == own_child_run::group_done) return;

@@ -281,10 +281,7 @@ class wait_context {
   // first exception a task threw, or a null exception_ptr. The common case (no exception,
   // no cancel) touches no exception_ptr at all: constructing and destroying one is an
   // out-of-line call in libstdc++.
-  // After a wait: the group is joined (a running analysis folds its children's paths into
-  // the joiner's).
   void reset() noexcept {
-    if (analysing()) analysis_joined(this);
     // relaxed: the waiter's own flag check; a cancel() racing with the end of a wait may
     // land on either side of it, as it could before. A context that was not cancelled keeps
     // its validation: it and its ancestors were uncancelled as of m_seen_epoch, still true,
