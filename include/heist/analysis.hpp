@@ -55,8 +55,8 @@ struct scalability_report {
 
 namespace detail {
 class executor_impl;
-// One analysis: begun by the constructor (std::logic_error if one runs already, nested or
-// concurrent), ended by finish() or, if f threw, by the destructor.
+// One analysis: begun by the constructor (std::logic_error inside another analysis, or while
+// one of the same executor runs), ended by finish() or, if f threw, by the destructor.
 class analysis_session {
  public:
   explicit analysis_session(executor_impl& exec);
@@ -67,13 +67,15 @@ class analysis_session {
 
  private:
   bool m_finished = false;
+  std::uint64_t m_id = 0;
 };
 }  // namespace detail
 
 // Runs f() once on the calling thread as the root of a task group of `ex` (a thread outside
 // the pool takes a slot for the call, as task_group::run_and_wait) and measures its DAG. An
-// exception from f ends the analysis and is rethrown. A second analysis while one runs (nested
-// in f, or from another thread): std::logic_error.
+// exception from f ends the analysis and is rethrown. analyze inside f, or a second analysis of
+// the same executor while one runs: std::logic_error (analyses of other executors may run at
+// the same time).
 template <class F>
 scalability_report analyze(executor& ex, F&& f) {
   detail::analysis_session session(detail_impl(ex));

@@ -42,9 +42,10 @@ struct analysis_frame {
   // A task without a group that has not completed anything yet (a future, a graph run): if
   // the analysis ends first, it was not joined.
   bool unjoined = false;
+  std::uint64_t session = 0;  // the analysis it belongs to (one per executor at a time)
 };
 
-// Analyses running in the process: 0 or 1 (analysis.cpp refuses a second one).
+// Analyses running in the process (at most one per executor).
 // On a cache line of its own: read on every spawn and join, written twice per analysis.
 alignas(64) inline std::atomic<std::uint32_t> g_analyses_running{0};
 
