@@ -176,6 +176,14 @@ void analyze_workloads(context& x) {
     std::printf("%-30s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", a.name.c_str(), m1, m2,
                 measured, r.predicted_speedup(2), r.speedup_bound(2),
                 r.predicted_speedup(2) / measured);
+    // The chart with the measured points beside the prediction.
+    r.measured = {{1, 1.0}, {2, measured}};
+    std::string file = a.name;
+    for (char& ch : file) {
+      if (ch == ' ' || ch == '(' || ch == ')' || ch == ',' || ch == '.') ch = '-';
+    }
+    std::ofstream svg(x.cfg.out + "/analysis-measured-" + file + ".svg");
+    r.write_svg(svg);
   }
 }
 
