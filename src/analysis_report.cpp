@@ -60,9 +60,10 @@ double scalability_report::predicted_speedup(std::size_t p) const {
 }
 
 void scalability_report::write_json(std::ostream& out) const {
-  out << "{\"work_ns\": " << work.count() << ", \"span_ns\": " << span.count()
-      << ", \"burdened_span_ns\": " << burdened_span.count() << ", \"strands\": " << strands
-      << ", \"not_joined\": " << not_joined << ", \"steal_cost_ns\": " << steal_cost.count()
+  // The fields' names; durations in nanoseconds.
+  out << "{\"work\": " << work.count() << ", \"span\": " << span.count()
+      << ", \"burdened_span\": " << burdened_span.count() << ", \"strands\": " << strands
+      << ", \"not_joined\": " << not_joined << ", \"steal_cost\": " << steal_cost.count()
       << ", \"parallelism\": " << number(parallelism())
       << ", \"burdened_parallelism\": " << number(burdened_parallelism())
       << ", \"predicted_speedup\": {";

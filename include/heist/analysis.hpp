@@ -45,7 +45,8 @@ struct scalability_report {
   double speedup_bound(std::size_t p) const;
   // work / (work / p + burdened_span): a lower estimate; p of 0: std::invalid_argument.
   double predicted_speedup(std::size_t p) const;
-  // The figures above as one JSON object (predictions at 1, 2, 4, ... 256 threads).
+  // The figures above as one JSON object, keys as the fields' names, durations in ns, with
+  // predicted_speedup and speedup_bound at 1, 2, 4, ... 256 threads.
   void write_json(std::ostream& out) const;
   // An SVG chart of speedup against threads, 1 to max_threads on log axes: the bound, the
   // burdened prediction and the measured points. max_threads below 2 or above 65,536:

@@ -183,8 +183,8 @@ TEST(Analysis, TheReportsFiguresFollowFromWorkAndSpan) {
   r.measured.push_back({2, 1.45});
   std::ostringstream json;
   r.write_json(json);
-  EXPECT_NE(json.str().find("\"work_ns\": 90000000"), std::string::npos) << json.str();
-  EXPECT_NE(json.str().find("\"span_ns\": 60000000"), std::string::npos);
+  EXPECT_NE(json.str().find("\"work\": 90000000"), std::string::npos) << json.str();
+  EXPECT_NE(json.str().find("\"span\": 60000000"), std::string::npos);
   EXPECT_NE(json.str().find("\"parallelism\": 1.5"), std::string::npos);
   EXPECT_NE(json.str().find("\"256\":"), std::string::npos);
   EXPECT_NE(json.str().find("\"threads\": 2"), std::string::npos);
