@@ -244,6 +244,20 @@ void analysis_completed(const void* key) noexcept {
   }
 }
 
+void analysis_forwarded(const void* from, const void* to) noexcept {
+  analysis_state& st = state();
+  std::lock_guard<std::mutex> hold(st.lock);
+  const auto it = st.joined.find(from);
+  if (it == st.joined.end()) return;
+  try {
+    const record r = it->second;
+    record& dst = st.joined[to];
+    if (dst.session != r.session) dst = record{path{}, r.session};
+    dst.p.extend(r.p);
+  } catch (...) {
+  }
+}
+
 analysis_frame analysis_task_begin(thread_context& c, const task* t,
                                    const wait_context* group) noexcept {
   const std::uint64_t now = now_ns();

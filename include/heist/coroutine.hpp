@@ -270,6 +270,8 @@ class future_awaiter final : public completion_callback {
   }
   T await_resume() {
     enter_group(m_resume_group);
+    // A running analysis: the coroutine goes on after the future's producer.
+    if (analysing()) analysis_joined(static_cast<const wait_context*>(m_state));
     // Moved out, not copied: the producer may drop the state's last reference on its own
     // thread, and the exception must not be destroyed there while this coroutine handles it
     // (as future::get).

@@ -224,7 +224,11 @@ future_state<then_result_t<T, F>>* attach_then(future_state<T>* src, arena_ref t
   job& j = task_closure<job>(t);
   j.set_task(t);
   // ready: already complete, queue it now. taken is ruled out above (the caller owns src).
-  if (src->on_complete(&j) != registration::registered) j.fire();
+  if (src->on_complete(&j) != registration::registered) {
+    // A running analysis: the continuation starts after the producer that completed src.
+    if (analysing()) analysis_joined(static_cast<const wait_context*>(src));
+    j.fire();
+  }
   return dst;
 }
 

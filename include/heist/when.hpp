@@ -69,6 +69,9 @@ class when_all_state {
     future_state<T>* s = future_access::state(input);
     // ready (or no state): counts now. taken was refused before start (refuse_taken).
     if (s == nullptr || s->on_complete(&m_links[i]) != registration::registered) {
+      // A running analysis: the input's producer path, which fired before this registered.
+      if (s != nullptr && analysing())
+        analysis_forwarded(static_cast<const wait_context*>(s), this);
       m_links[i].fire();
     }
   }

@@ -59,6 +59,9 @@ double slack_for(std::size_t) {
   return 0.0;
 }
 
+// Extra relative allowance for shapes whose strands wake idle threads (see the loop's check).
+constexpr double k_wakeups = 0.15;
+
 }  // namespace
 
 TEST(Analysis, KnownDagsMeasureTheirWorkAndSpanAtEveryWorkerCount) {
@@ -132,7 +135,9 @@ TEST(Analysis, GraphsPipelinesLoopsAndFuturesAreMeasured) {
     // it (at least one iteration, at most the whole loop).
     r = heist::analyze(ex,
                        [] { heist::parallel_for(0, 40, [](int) { busy(microseconds(250)); }); });
-    expect_near_ms(r.work, 10, 0, "loop work" + at);
+    // A loop's and a future's strands hold the scheduler's wake-ups of idle threads (system
+    // calls, counted as the program's work): on a loaded machine they grow, hence 20% here.
+    expect_near_ms(r.work, 10, k_wakeups, "loop work" + at);
     EXPECT_GE(ms(r.span), 0.24) << at;
     EXPECT_LE(ms(r.span), 10.5) << at;
     // A future's value: the consumer's path waits for the producer.
@@ -142,7 +147,7 @@ TEST(Analysis, GraphsPipelinesLoopsAndFuturesAreMeasured) {
       f.get();
       busy(microseconds(500));
     });
-    expect_near_ms(r.work, 3, 0, "future work" + at);
+    expect_near_ms(r.work, 3, k_wakeups, "future work" + at);
     expect_near_ms(r.span, 2.5, 0, "future span" + at);
     // A pipeline: 8 items through a serial stage of 500 us and a parallel one of 500 us.
     int next = 0;
@@ -235,7 +240,7 @@ TEST(Analysis, WhenAllStartsAfterItsLongestInput) {
     heist::when_all(std::move(a), std::move(b)).get();
     busy(microseconds(1000));
   });
-  expect_near_ms(r.work, 5, 0, "when_all work");
+  expect_near_ms(r.work, 5, k_wakeups, "when_all work");
   expect_near_ms(r.span, 4, 0, "when_all span");
 }
 
@@ -271,4 +276,23 @@ TEST(Analysis, AnalysesOfTwoExecutorsRunAtOnceAndOfOneAreRefused) {
   expect_near_ms(rb.span, 3, 0, "b's span");
   expect_near_ms(ra.work, 2, 0, "a's work");
   expect_near_ms(ra.span, 2, 0, "a's span");
+}
+
+TEST(Analysis, AFutureAlreadyCompleteStillOrdersItsConsumers) {
+  // The producers finish before when_all, then() and get() look at their futures: each
+  // consumer still starts after its producer.
+  heist::executor ex(2);
+  const auto r = heist::analyze(ex, [&] {
+    auto a = ex.submit([] { busy(microseconds(3000)); });
+    auto b = ex.submit([] { busy(microseconds(1000)); });
+    a.wait();
+    b.wait();
+    auto both = heist::when_all(std::move(a), std::move(b));
+    both.get();
+    auto c = ex.submit([] { busy(microseconds(2000)); });
+    c.wait();
+    c.then([] { busy(microseconds(1000)); }).get();
+  });
+  expect_near_ms(r.work, 7, k_wakeups, "work");
+  expect_near_ms(r.span, 6, 0, "span: a, then c, then its continuation");
 }

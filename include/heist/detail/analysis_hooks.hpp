@@ -72,6 +72,9 @@ void analysis_joined(const void* key) noexcept;
 // The calling thread's path so far is recorded for `key`, for whoever joins it (a future's
 // producer completing it, a graph node releasing a successor, a node ending in its run).
 void analysis_completed(const void* key) noexcept;
+// What was recorded for `from` is recorded for `to` as well (an input already complete when
+// when_all registers on it).
+void analysis_forwarded(const void* from, const void* to) noexcept;
 // Pauses the calling thread's strand for a wait; true if it did (then resume it after).
 bool analysis_pause() noexcept;
 void analysis_resume() noexcept;
