@@ -146,6 +146,7 @@ std::uint64_t measure_steal_cost() {
       task_group g(probe);
       g.run_and_wait([&] {
         spawned_at = wall_ns();
+        // release/acquire: only a timestamp passes; the pair keeps it a plain handoff.
         g.run([&] { started.store(wall_ns(), std::memory_order_release); });
         // Not a helping wait: the child must be stolen. Bounded: if no thief comes within
         // 10 ms, the sample is dropped and the wait below runs the child.
@@ -426,6 +427,7 @@ scalability_report analysis_session::finish() {
   r.steal_cost = std::chrono::nanoseconds(s->steal_cost);
   c.m_analysis = analysis_frame{};
   st.sessions.erase(st.sessions.begin() + (s - st.sessions.data()));
+  // relaxed: as the fetch_add (a hook that still reads 1 finds no session under the lock).
   g_analyses_running.fetch_sub(1, std::memory_order_relaxed);
   return r;
 }

@@ -98,6 +98,7 @@ class combinable {
   // f(const T&) for every element made since the last clear().
   template <class F>
   void combine_each(F f) const {
+    // acquire: pairs with add_array's release store (every array local() made is whole).
     for (const slot_array* a = m_arrays.load(std::memory_order_acquire); a != nullptr;
          a = a->next) {
       for (std::size_t i = 0; i < a->size; ++i) {
@@ -111,6 +112,7 @@ class combinable {
   }
   // Destroys every element; the next local() of each slot makes a new one.
   void clear() {
+    // acquire: as in combine_each.
     for (slot_array* a = m_arrays.load(std::memory_order_acquire); a != nullptr; a = a->next) {
       for (std::size_t i = 0; i < a->size; ++i)
         a->elements[i].value.reset();
@@ -124,7 +126,7 @@ class combinable {
     const detail::thread_context* c = detail::t_context;
     if (c != nullptr && c->m_slot != nullptr && c->m_arena != nullptr) {
       const std::size_t i = c->m_slot->m_index;
-      // acquire: pairs with the release CAS in add_array (the array's contents).
+      // acquire: pairs with add_array's release store (the array's contents).
       for (slot_array* a = m_arrays.load(std::memory_order_acquire); a != nullptr; a = a->next) {
         if (a->owner == c->m_arena && i < a->size) return a->elements[i];
       }
@@ -141,6 +143,7 @@ class combinable {
   // Under the lock, so that an arena gets one array even when two of its threads ask at once.
   slot_array& add_array(const detail::arena& a) {
     std::lock_guard<std::mutex> hold(m_outside_lock);
+    // relaxed (here and below): under the lock, which every store of m_arrays holds.
     for (slot_array* s = m_arrays.load(std::memory_order_relaxed); s != nullptr; s = s->next) {
       if (s->owner == &a && s->size == a.num_slots()) return *s;
     }
@@ -161,6 +164,7 @@ class combinable {
   }
 
   void free_arrays() noexcept {
+    // acquire: as in combine_each (the destructor runs after every local()).
     slot_array* a = m_arrays.exchange(nullptr, std::memory_order_acquire);
     while (a != nullptr) {
       slot_array* next = a->next;

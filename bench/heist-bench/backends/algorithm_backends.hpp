@@ -82,9 +82,7 @@ class heist_algorithms {
     heist::parallel_for_each(roots.begin(), roots.end(),
                              [&](const tree_node& n, heist::feeder<tree_node>& feed) {
                                ++nodes.local();
-                               const int k = tree_children(n, s);
-                               for (int i = 0; i < k; ++i)
-                                 feed.add(tree_child(n, i));
+                               feed_children(n, s, feed);
                              });
     return nodes.combine([](std::uint64_t a, std::uint64_t b) { return a + b; });
   }
@@ -96,12 +94,7 @@ class heist_algorithms {
                           for (std::size_t i = r.begin(); i != r.end(); ++i)
                             ++local.local()[d[i]];
                         });
-    bins total{};
-    local.combine_each([&](const bins& b) {
-      for (std::size_t i = 0; i < b.size(); ++i)
-        total[i] += b[i];
-    });
-    return total;
+    return sum_bins(local);
   }
 
  private:
@@ -168,9 +161,7 @@ class tbb_algorithms {
     tbb::parallel_for_each(roots.begin(), roots.end(),
                            [&](const tree_node& n, tbb::feeder<tree_node>& feed) {
                              ++nodes.local();
-                             const int k = tree_children(n, s);
-                             for (int i = 0; i < k; ++i)
-                               feed.add(tree_child(n, i));
+                             feed_children(n, s, feed);
                            });
     return nodes.combine([](std::uint64_t a, std::uint64_t b) { return a + b; });
   }
@@ -182,12 +173,7 @@ class tbb_algorithms {
                         for (std::size_t i = r.begin(); i != r.end(); ++i)
                           ++local.local()[d[i]];
                       });
-    bins total{};
-    local.combine_each([&](const bins& b) {
-      for (std::size_t i = 0; i < b.size(); ++i)
-        total[i] += b[i];
-    });
-    return total;
+    return sum_bins(local);
   }
 
  private:

@@ -19,6 +19,7 @@
 #include "../harness.hpp"
 #include "../workloads/flow.hpp"
 #include "../workloads/fork_join.hpp"
+#include "../workloads/wavefront_graph.hpp"
 
 namespace bench {
 namespace {
@@ -28,16 +29,25 @@ struct analysed {
   std::function<void()> body;  // runs on a thread of the analysed executor
 };
 
-void build_wavefront_graph(heist::task_graph& g, wavefront_grid& w) {
-  std::vector<heist::graph_node> nodes;
-  nodes.reserve(w.rows * w.cols);
-  for (std::size_t i = 0; i < w.rows; ++i) {
-    for (std::size_t j = 0; j < w.cols; ++j) {
-      nodes.push_back(g.emplace([&w, i, j] { w.block(i, j); }));
-      if (i > 0) nodes[(i - 1) * w.cols + j].precede(nodes.back());
-      if (j > 0) nodes[i * w.cols + j - 1].precede(nodes.back());
-    }
+// heist::analyze(ex, body) from a worker of `ex`, this thread blocking.
+heist::scalability_report analyze_on_worker(heist::executor& ex,
+                                            const std::function<void()>& body) {
+  heist::scalability_report r;
+  std::latch done(1);
+  ex.post([&] {
+    r = heist::analyze(ex, body);
+    done.count_down();
+  });
+  done.wait();
+  return r;
+}
+
+// A workload's name as a file name under --out: analysis-<name>.svg and .json.
+std::string file_name_of(std::string name) {
+  for (char& ch : name) {
+    if (ch == ' ' || ch == '(' || ch == ')' || ch == ',' || ch == '.') ch = '-';
   }
+  return name;
 }
 
 // Runs body on a worker of `ex` while this thread blocks (no helping): milliseconds.
@@ -77,7 +87,7 @@ void analyze_workloads(context& x) {
   heist::executor& ex = shared_executor(2, heist::steal_policy::sticky_random);
   auto grid = std::make_shared<wavefront_grid>(16, 16, 20'000);
   auto graph = std::make_shared<heist::task_graph>();
-  build_wavefront_graph(*graph, *grid);
+  build_wavefront(*graph, *grid);
   auto sort_input = std::make_shared<std::vector<int>>(1'000'000);
   const std::size_t mm = 256;
   auto ma = std::make_shared<std::vector<double>>(mm * mm, 1.0);
@@ -109,22 +119,13 @@ void analyze_workloads(context& x) {
   std::printf("%-30s %10s %9s %11s %9s %8s %8s %8s %8s\n", "workload", "work", "span",
               "parallelism", "burdened", "p=2", "p=16", "p=64", "p=256");
   for (const analysed& a : items) {
-    heist::scalability_report r;
-    std::latch done(1);
-    ex.post([&] {
-      r = heist::analyze(ex, a.body);
-      done.count_down();
-    });
-    done.wait();
+    const heist::scalability_report r = analyze_on_worker(ex, a.body);
     std::printf("%-30s %10.2f %9.3f %11.1f %9.1f %8.2f %8.2f %8.2f %8.2f\n", a.name.c_str(),
                 static_cast<double>(r.work.count()) * 1e-6,
                 static_cast<double>(r.span.count()) * 1e-6, r.parallelism(),
                 r.burdened_parallelism(), r.predicted_speedup(2), r.predicted_speedup(16),
                 r.predicted_speedup(64), r.predicted_speedup(256));
-    std::string file = a.name;
-    for (char& ch : file) {
-      if (ch == ' ' || ch == '(' || ch == ')' || ch == ',' || ch == '.') ch = '-';
-    }
+    const std::string file = file_name_of(a.name);
     std::ofstream svg(x.cfg.out + "/analysis-" + file + ".svg");
     r.write_svg(svg);
     std::ofstream json(x.cfg.out + "/analysis-" + file + ".json");
@@ -154,15 +155,7 @@ void analyze_workloads(context& x) {
   std::printf("%-30s %10s %10s %10s %10s %10s %10s\n", "program", "T1 (ms)", "T2 (ms)", "measured",
               "predicted", "bound", "pred/meas");
   for (const analysed& a : checks) {
-    heist::scalability_report r;
-    {
-      std::latch done(1);
-      ex.post([&] {
-        r = heist::analyze(ex, a.body);
-        done.count_down();
-      });
-      done.wait();
-    }
+    heist::scalability_report r = analyze_on_worker(ex, a.body);
     std::vector<double> t1, t2;
     for (int round = 0; round < 3; ++round) {
       double one = 0;
@@ -178,11 +171,7 @@ void analyze_workloads(context& x) {
                 r.predicted_speedup(2) / measured);
     // The chart with the measured points beside the prediction.
     r.measured = {{1, 1.0}, {2, measured}};
-    std::string file = a.name;
-    for (char& ch : file) {
-      if (ch == ' ' || ch == '(' || ch == ')' || ch == ',' || ch == '.') ch = '-';
-    }
-    std::ofstream svg(x.cfg.out + "/analysis-measured-" + file + ".svg");
+    std::ofstream svg(x.cfg.out + "/analysis-measured-" + file_name_of(a.name) + ".svg");
     r.write_svg(svg);
   }
 }

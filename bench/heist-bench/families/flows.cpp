@@ -22,6 +22,7 @@
 #include "../harness.hpp"
 #include "../report.hpp"
 #include "../workloads/flow.hpp"
+#include "../workloads/wavefront_graph.hpp"
 #if HEIST_BENCH_HAVE_TBB
 #include <tbb/flow_graph.h>
 #include <tbb/parallel_pipeline.h>
@@ -82,18 +83,6 @@ void time_cases(context& x, const std::string& group, const std::string& workloa
 }
 
 // --- heist graphs -------------------------------------------------------------------------
-void build_wavefront(heist::task_graph& g, wavefront_grid& w) {
-  std::vector<heist::graph_node> nodes;
-  nodes.reserve(w.rows * w.cols);
-  for (std::size_t i = 0; i < w.rows; ++i) {
-    for (std::size_t j = 0; j < w.cols; ++j) {
-      nodes.push_back(g.emplace([&w, i, j] { w.block(i, j); }));
-      if (i > 0) nodes[(i - 1) * w.cols + j].precede(nodes.back());
-      if (j > 0) nodes[i * w.cols + j - 1].precede(nodes.back());
-    }
-  }
-}
-
 std::uint64_t run_heist_graph(heist_backend& b, heist::task_graph& g) {
   b.run([&] { g.run().get(); });
   return 0;

@@ -88,6 +88,14 @@ inline int tree_children(const tree_node& n, const tree_shape& s) {
 inline tree_node tree_child(const tree_node& n, int i) {
   return {splitmix(n.id * 64 + static_cast<std::uint64_t>(i) + 1), n.depth + 1};
 }
+// One node of the walk: its children go to `feed` (a heist or oneTBB feeder).
+template <class Feeder>
+void feed_children(const tree_node& n, const tree_shape& s, Feeder& feed) {
+  const int k = tree_children(n, s);
+  for (int i = 0; i < k; ++i)
+    feed.add(tree_child(n, i));
+}
+
 inline std::uint64_t tree_nodes_serial(const tree_shape& s) {
   std::vector<tree_node> stack{{s.root, 0}};
   std::uint64_t count = 0;
@@ -111,6 +119,17 @@ inline std::vector<std::uint8_t> histogram_input(std::size_t n) {
   return v;
 }
 using bins = std::array<std::uint64_t, 256>;
+// The per-thread bins of a combinable (heist's or oneTBB's), added up.
+template <class Combinable>
+bins sum_bins(Combinable& local) {  // oneTBB's combine_each is not const
+  bins total{};
+  local.combine_each([&](const bins& b) {
+    for (std::size_t i = 0; i < b.size(); ++i)
+      total[i] += b[i];
+  });
+  return total;
+}
+
 inline std::uint64_t histogram_fingerprint(const bins& b) {
   std::uint64_t h = 0;
   for (std::size_t i = 0; i < b.size(); ++i)
