@@ -4,18 +4,19 @@
 // (detail/sort_partition.hpp: a block partition, free of mispredicted branches on random
 // keys); the larger side becomes a task on the partitioning thread's deque, where an idle
 // thread steals it, and the same thread goes on with the smaller side. Pieces of k_sort_leaf
-// elements or fewer are sorted with std::sort. Every task belongs to one group that the call
-// waits for once, so no thread waits inside the recursion and the stack does not grow with it.
-// A piece whose partitions keep coming out lopsided (deeper than twice log2 of the input) is
-// handed to std::sort, whose introsort bounds the worst case to O(n log n).
+// elements or fewer are sorted on the thread that holds them (sort_serial: quicksort steps,
+// then insertion sort). Every task belongs to one group that the call waits for once, so no
+// thread waits inside the recursion and the stack does not grow with it. A piece whose
+// partitions keep coming out lopsided (deeper than twice log2 of the input) is heapsorted,
+// which bounds the worst case to O(n log n).
 //
 // The comparator is shared by every thread of the sort: it is called as a const object, from
 // several threads at once. An exception from it cancels the sort and is rethrown by the call;
-// the range then holds its elements in an unspecified order.
+// the range then holds its elements in an unspecified order, every one of them still there
+// (each step compares before it moves: detail/sort_partition.hpp).
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <functional>
 #include <iterator>
@@ -30,9 +31,9 @@ namespace heist {
 
 namespace detail {
 
-// A whole input of at most this many elements is sorted with std::sort on the calling thread.
+// A whole input of at most this many elements is sorted on the calling thread.
 inline constexpr std::ptrdiff_t k_sort_serial_cutoff = 2048;
-// Pieces of at most this many elements are leaves (std::sort, no further task).
+// Pieces of at most this many elements are leaves (sort_serial, no further task).
 inline constexpr std::ptrdiff_t k_sort_leaf = 512;
 
 template <class It, class Compare>
@@ -40,7 +41,7 @@ void sort_piece(const loop_base& loop, It first, It last, int depth, const Compa
   while (last - first > k_sort_leaf) {
     if (loop.cancelled()) return;
     if (depth == 0) {
-      std::sort(first, last, comp);
+      heap_sort(first, last, comp);
       return;
     }
     --depth;
@@ -59,17 +60,17 @@ void sort_piece(const loop_base& loop, It first, It last, int depth, const Compa
       });
     }
   }
-  if (last - first > 1 && !loop.cancelled()) std::sort(first, last, comp);
+  if (last - first > 1 && !loop.cancelled()) sort_serial(first, last, depth, comp);
 }
 
 template <class It, class Compare>
 void sort_in(arena& a, It first, It last, const Compare& comp) {
   const std::ptrdiff_t n = last - first;
   if (n <= k_sort_serial_cutoff) {
-    if (n > 1) std::sort(first, last, comp);
+    sort_serial(first, last, sort_depth_budget(n), comp);
     return;
   }
-  const int depth = 2 * static_cast<int>(std::bit_width(static_cast<std::size_t>(n)));
+  const int depth = sort_depth_budget(n);
   loop_scope scope(a, "heist::parallel_sort");
   const loop_base loop = scope.base();
   scope.run([&] { sort_piece(loop, first, last, depth, comp); });
@@ -83,7 +84,8 @@ concept sortable_with = std::random_access_iterator<It> && std::permutable<It> &
 }  // namespace detail
 
 // Sorts [first, last) in place (not stable) with comp, a strict weak ordering called as a const
-// object from several threads at once. Below a few thousand elements it is std::sort.
+// object from several threads at once. Below a few thousand elements it sorts on the calling
+// thread. If comp throws, the call rethrows and the range holds every element, in no order.
 template <std::random_access_iterator It, class Compare = std::less<>>
 requires detail::sortable_with<It, Compare>
 void parallel_sort(It first, It last, const Compare& comp = {}) {

@@ -101,20 +101,64 @@ TEST(ParallelSort, RunsOnTheGivenExecutorAndTaskArena) {
 }
 
 TEST(ParallelSort, AComparatorExceptionIsRethrownAndNoElementIsLost) {
+  // The throw lands in every phase: the serial sort of a small input, the first partitions, the
+  // leaves (insertion sorts included) and the last comparisons.
   heist::executor ex(2);
-  std::vector<int> v = shaped("random", 400'000, 11);
-  std::vector<int> before = v;
-  std::atomic<int> calls{0};
-  EXPECT_THROW(
-      heist::parallel_sort(ex, v.begin(), v.end(),
-                           [&](int a, int b) {
-                             if (calls.fetch_add(1, std::memory_order_relaxed) == 1'000'000) {
-                               throw std::runtime_error("comparator");
-                             }
-                             return a < b;
-                           }),
-      std::runtime_error);
-  std::sort(v.begin(), v.end());
-  std::sort(before.begin(), before.end());
-  EXPECT_EQ(v, before);
+  for (std::size_t n : {20u, 1500u, 400'000u}) {
+    const std::vector<int> before = shaped("random", n, 11 + n);
+    std::vector<int> v = before;
+    std::atomic<long> calls{0};
+    heist::parallel_sort(ex, v.begin(), v.end(), [&](int a, int b) {
+      calls.fetch_add(1, std::memory_order_relaxed);
+      return a < b;
+    });
+    const long total = calls.load();
+    std::vector<int> sorted_before = before;
+    std::sort(sorted_before.begin(), sorted_before.end());
+    for (long at : {0L, 1L, total / 7, total / 3, total / 2, total - total / 5, total - 10}) {
+      v = before;
+      calls = 0;
+      EXPECT_THROW(heist::parallel_sort(ex, v.begin(), v.end(),
+                                        [&](int a, int b) {
+                                          if (calls.fetch_add(1, std::memory_order_relaxed) == at)
+                                            throw std::runtime_error("comparator");
+                                          return a < b;
+                                        }),
+                   std::runtime_error)
+          << "n=" << n << " throw at call " << at << " of " << total;
+      std::sort(v.begin(), v.end());
+      ASSERT_EQ(v, sorted_before) << "n=" << n << " throw at call " << at << " of " << total;
+    }
+  }
+}
+
+TEST(ParallelSort, TheSerialStepsKeepEveryElementWhenTheComparatorThrows) {
+  // Insertion sort and heapsort (the bound for badly partitioned pieces) on their own.
+  for (int budget : {0, 40}) {
+    for (std::size_t n : {2u, 15u, 16u, 17u, 600u}) {
+      const std::vector<int> before = shaped("random", n, n + 100);
+      std::vector<int> expected = before;
+      std::sort(expected.begin(), expected.end());
+      std::vector<int> v = before;
+      long total = 0;
+      heist::detail::sort_serial(v.begin(), v.end(), budget, [&](int a, int b) {
+        ++total;
+        return a < b;
+      });
+      ASSERT_EQ(v, expected) << "budget " << budget << " n=" << n;
+      for (long at = 0; at < total; at += 1 + total / 50) {
+        v = before;
+        long calls = 0;
+        EXPECT_THROW(heist::detail::sort_serial(v.begin(), v.end(), budget,
+                                                [&](int a, int b) {
+                                                  if (calls++ == at)
+                                                    throw std::runtime_error("comparator");
+                                                  return a < b;
+                                                }),
+                     std::runtime_error);
+        std::sort(v.begin(), v.end());
+        ASSERT_EQ(v, expected) << "budget " << budget << " n=" << n << " throw at " << at;
+      }
+    }
+  }
 }

@@ -1,5 +1,9 @@
-// The sequential steps of parallel_sort (parallel_sort.hpp): choosing a pivot and
-// partitioning a piece around it.
+// The sequential steps of parallel_sort (parallel_sort.hpp): choosing a pivot, partitioning a
+// piece around it, and sorting a leaf.
+//
+// Exceptions: every step compares before it moves. A comparison never runs while an element is
+// held outside the range (the way std::sort's insertion sort holds one), so a comparator that
+// throws leaves the range a permutation of its input: no element lost, none duplicated.
 //
 // The partition is block-based (after Edelkamp and Weiss, "BlockQuicksort: How Branch
 // Mispredictions don't affect Quicksort", 2016): instead of branching on every comparison, it
@@ -16,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <iterator>
 #include <utility>
@@ -119,6 +124,73 @@ std::pair<It, It> partition_step(It first, It last, const Compare& comp) {
     return {first, equal_end};
   }
   return {pivot_at, mid};
+}
+
+// Insertion sort that finds each element's place by comparing it where it stands, then
+// rotates it there (moves only).
+template <class It, class Compare>
+void insertion_sort(It first, It last, const Compare& comp) {
+  if (last - first < 2) return;
+  for (It i = first + 1; i != last; ++i) {
+    if (!comp(*i, *(i - 1))) continue;
+    It to = i - 1;
+    while (to != first && comp(*i, *(to - 1)))
+      --to;
+    std::rotate(to, i, i + 1);
+  }
+}
+
+// Heapsort by swaps (a sift-down compares a parent with its larger child, then swaps them):
+// the O(n log n) bound for pieces that partition badly.
+template <class It, class Compare>
+void heap_sort(It first, It last, const Compare& comp) {
+  using D = std::iter_difference_t<It>;
+  const auto sift_down = [&](D at, D size) {
+    for (;;) {
+      D child = 2 * at + 1;
+      if (child >= size) return;
+      if (child + 1 < size && comp(first[child], first[child + 1])) ++child;
+      if (!comp(first[at], first[child])) return;
+      std::iter_swap(first + at, first + child);
+      at = child;
+    }
+  };
+  const D n = last - first;
+  for (D at = n / 2; at-- > 0;)
+    sift_down(at, n);
+  for (D end = n - 1; end > 0; --end) {
+    std::iter_swap(first, first + end);
+    sift_down(0, end);
+  }
+}
+
+// Pieces of at most this many elements are insertion-sorted.
+inline constexpr std::ptrdiff_t k_insertion_sort_max = 16;
+
+// Sorts [first, last) on the calling thread: quicksort steps down to small pieces, the smaller
+// side by recursion and the larger by iteration; after depth_budget uneven steps, heapsort.
+template <class It, class Compare>
+void sort_serial(It first, It last, int depth_budget, const Compare& comp) {
+  while (last - first > k_insertion_sort_max) {
+    if (depth_budget-- == 0) {
+      heap_sort(first, last, comp);
+      return;
+    }
+    const auto [left_end, right_begin] = partition_step(first, last, comp);
+    if (left_end - first < last - right_begin) {
+      sort_serial(first, left_end, depth_budget, comp);
+      first = right_begin;
+    } else {
+      sort_serial(right_begin, last, depth_budget, comp);
+      last = left_end;
+    }
+  }
+  insertion_sort(first, last, comp);
+}
+
+// The depth budget sort_serial and parallel_sort give an input of n elements: twice log2 n.
+inline int sort_depth_budget(std::ptrdiff_t n) {
+  return 2 * static_cast<int>(std::bit_width(static_cast<std::size_t>(n)));
 }
 
 }  // namespace heist::detail
