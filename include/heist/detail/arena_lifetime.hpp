@@ -14,6 +14,21 @@
 //
 // A thread that runs inside the arena needs no pin: an arena is destroyed only after its
 // tasks and the threads inside it are done.
+//
+// References are counted in batches per thread. Every start(), submit(), then() and
+// co_await on a future makes a holder, so a count that each holder changed with its own RMW
+// would be one cache line written by every thread of the arena (with one, a fork-join of
+// start()ed coroutines takes longer at 2 threads than at 1). Each thread keeps a batch of
+// references to one lifetime (t_lifetime_refs): a holder made on the thread takes one from
+// the batch (refilled k_ref_batch at a time with one RMW), a holder released on the thread
+// puts its reference back into the batch (more than 2 * k_ref_batch: the surplus goes back
+// with one RMW), and the thread's exit returns the rest. A reference only moves between a
+// holder and a batch, so m_refs always counts the arena's own reference, the holders' and the
+// batches': it reaches 0 only when all three are gone, and the releaser that takes it there
+// (acq_rel) deletes the object after every other thread's last use (their returns are
+// releases). A holder released on a thread whose batch is for another lifetime releases with
+// its own RMW, and a thread with refs of another lifetime in its batch takes one with its own
+// RMW; a thread's batch switches to a new lifetime only when it is empty.
 #pragma once
 
 #include <atomic>
@@ -25,6 +40,23 @@
 namespace heist::detail {
 
 class arena;
+class arena_lifetime;
+
+// A thread's batch of references to one arena_lifetime (file comment). `lifetime` may be a
+// lifetime deleted since, only when `count` is 0: then it is compared, never used.
+struct lifetime_ref_batch {
+  arena_lifetime* lifetime = nullptr;
+  std::uint32_t count = 0;
+  // Returned at the thread's exit: a holder released after that (by a later thread_local's
+  // destructor) releases with its own RMW, and none is taken into the batch again.
+  bool returned = false;
+  lifetime_ref_batch() noexcept = default;
+  lifetime_ref_batch(const lifetime_ref_batch&) = delete;
+  lifetime_ref_batch& operator=(const lifetime_ref_batch&) = delete;
+  ~lifetime_ref_batch();  // returns the batch (below)
+};
+inline thread_local lifetime_ref_batch t_lifetime_refs;
+inline constexpr std::uint32_t k_ref_batch = 256;
 
 class arena_lifetime {
  public:
@@ -32,13 +64,38 @@ class arena_lifetime {
   arena_lifetime(const arena_lifetime&) = delete;
   arena_lifetime& operator=(const arena_lifetime&) = delete;
 
+  // A new reference for a holder; the caller already holds one (the arena's, or a holder's).
   void add_ref() noexcept {
-    // relaxed: the caller already holds a reference (the arena's, or a holder's).
-    m_refs.fetch_add(1, std::memory_order_relaxed);
+    lifetime_ref_batch& b = t_lifetime_refs;
+    if (b.lifetime != this) {
+      if (b.count != 0 || b.returned) {
+        // relaxed: the caller's reference keeps the object alive; nothing to order.
+        m_refs.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      b.lifetime = this;
+    }
+    if (b.count == 0) {
+      m_refs.fetch_add(k_ref_batch, std::memory_order_relaxed);  // relaxed: as above
+      b.count = k_ref_batch;
+    }
+    --b.count;
   }
+  // Drops a holder's reference (to this thread's batch where it is for this lifetime).
   void release() noexcept {
-    // acq_rel: the last releaser deletes after every other holder's accesses.
-    if (m_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    lifetime_ref_batch& b = t_lifetime_refs;
+    if (b.lifetime == this) {
+      if (++b.count > 2 * k_ref_batch) {
+        b.count -= k_ref_batch;
+        release_many(k_ref_batch);  // the batch keeps more: never the last
+      }
+      return;
+    }
+    release_many(1);
+  }
+  void release_many(std::uint32_t n) noexcept {
+    // acq_rel: the last releaser deletes after every other holder's and batch's accesses.
+    if (m_refs.fetch_sub(n, std::memory_order_acq_rel) == n) delete this;
   }
 
   // The arena, kept alive until unpin(); null once its owner closed it.
@@ -69,8 +126,17 @@ class arena_lifetime {
 
   arena* const m_arena;
   std::atomic<std::uint64_t> m_word{0};
-  std::atomic<std::uint32_t> m_refs{1};  // the arena's own reference
+  std::atomic<std::uint32_t> m_refs{1};  // the arena's own, the holders' and the batches'
 };
+
+inline lifetime_ref_batch::~lifetime_ref_batch() {
+  arena_lifetime* const l = lifetime;
+  const std::uint32_t n = count;
+  lifetime = nullptr;
+  count = 0;
+  returned = true;
+  if (n != 0) l->release_many(n);
+}
 
 // A counted reference to an arena's lifetime (null: no arena).
 class arena_ref {
