@@ -26,7 +26,7 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "pop_mode_trying",      "steal_counted",          "waker_yielding",
     "wakee_stepping_off",   "pop_mode_acknowledging", "search_registering",
     "cancel_flagged",       "start_placing",          "join_suspending",
-    "graph_run_completed",  "start_driver_ending",    "affinity_half_taken",
+    "graph_run_completed",  "started_task_ending",    "affinity_half_taken",
     "inject_batch_taken",   "awaiter_queued",         "future_withdrawing",
     "arena_pinned",         "arena_closing"};
 static_assert(k_names.back() != nullptr, "a perturbation point without a name");

@@ -4,6 +4,11 @@
 // no thread: it is resumed as a task, on the executor that completed what it waited for
 // (docs/design/async.md, "Coroutines"). Its frame comes from per-thread small-object memory
 // (small_object_pool.hpp), not from the global operator new, when it is at most 1 KiB.
+//
+// A task ends in one of three ways (final_awaiter): awaited, it continues its awaiter; a
+// task_group member, it counts itself out of the group; started (start()), it moves its result
+// into its future's state, frees its frame, and completes the state, continuing a coroutine
+// that awaits that future right there, by symmetric transfer.
 #pragma once
 
 #include <coroutine>
@@ -30,6 +35,28 @@ class task;
 
 namespace detail {
 
+// The end of a started task whose result is in `state` (or whose exception is `error`, moved
+// into it here): frees the frame, then completes the state, so nothing of the frame outlives
+// the delivery. The coroutine awaiting the future, if one is registered and this thread runs
+// in an arena, continues right here by symmetric transfer: what its resumption as a task of
+// this arena would do next on this thread (future_awaiter::fire), without the task.
+template <class T>
+std::coroutine_handle<> end_started_task(std::coroutine_handle<> h, future_state<T>& state,
+                                         std::exception_ptr& error) noexcept {
+  if (error) state.m_error = std::exchange(error, nullptr);
+  h.destroy();
+  const thread_context* const c = t_context;
+  std::coroutine_handle<> next;
+  if (c != nullptr && c->m_arena != nullptr) {
+    next = state.complete_taking_coroutine();
+  } else {
+    state.complete();
+  }
+  state.release();
+  HEIST_PERTURB_POINT(started_task_ending);
+  return next ? transfer_or_queue(next) : std::noop_coroutine();
+}
+
 template <class T>
 class task_promise_base : public heist_promise_tag {
  public:
@@ -42,7 +69,7 @@ class task_promise_base : public heist_promise_tag {
       // Symmetric transfer to the awaiting coroutine: no stack grows along a chain (where a
       // transfer keeps a frame, not below the stack's mark: resume.hpp, transfer_or_queue).
       if (p.m_continuation) return transfer_or_queue(p.m_continuation);
-      if (wait_context* const group = p.m_group) {
+      if (wait_context* const group = p.m_group; group != nullptr) {
         // A member of a task_group (run(task)): its exception goes to the group, its frame
         // goes away, and if it is the group's last member while a coroutine waits in
         // join(), that coroutine continues here, by symmetric transfer. A member its joiner
@@ -55,8 +82,9 @@ class task_promise_base : public heist_promise_tag {
         if (joiner != nullptr) return joiner->member_ended(self, owner_counted);
         if (std::coroutine_handle<> r = group->finish_member_and_take_joiner(self, owner_counted))
           return r;
+        return std::noop_coroutine();
       }
-      return std::noop_coroutine();
+      return p.end_started(h);
     }
     void await_resume() noexcept {}
   };
@@ -67,9 +95,13 @@ class task_promise_base : public heist_promise_tag {
   static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
 
   std::coroutine_handle<> m_continuation;
-  wait_context* m_group = nullptr;       // set when run as a member of a task_group
-  join_awaiter* m_inlined_by = nullptr;  // the join that runs this member inline, if any
-  bool m_owner_counted = false;          // the member's run() was counted by the owner
+  wait_context* m_group = nullptr;  // set when run as a member of a task_group
+  // A member is never started and a started task is never a member: one word for both.
+  union {
+    join_awaiter* m_inlined_by = nullptr;  // a member: the join that runs it inline, if any
+    void* m_started;  // started: its future's state (a future_state<T>), set by start_job
+  };
+  bool m_owner_counted = false;  // the member's run() was counted by the owner
   std::exception_ptr m_error;
 };
 
@@ -90,6 +122,18 @@ class task_promise : public task_promise_base<T> {
     if (this->m_error) std::rethrow_exception(std::exchange(this->m_error, nullptr));
     return std::move(*m_value);
   }
+  // The end of a started task (final_awaiter): see end_started_task.
+  std::coroutine_handle<> end_started(std::coroutine_handle<> h) noexcept {
+    auto* const state = static_cast<future_state<T>*>(this->m_started);
+    if (!this->m_error) {
+      try {
+        state->m_value.emplace(std::move(*m_value));
+      } catch (...) {  // T's move threw: that is the result
+        this->m_error = std::current_exception();
+      }
+    }
+    return end_started_task(h, *state, this->m_error);
+  }
 
  private:
   std::optional<T> m_value;
@@ -102,6 +146,11 @@ class task_promise<void> : public task_promise_base<void> {
   void return_void() noexcept {}
   void result() {  // as task_promise<T>::result
     if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
+  }
+  std::coroutine_handle<> end_started(std::coroutine_handle<> h) noexcept {
+    auto* const state = static_cast<future_state<void>*>(m_started);
+    if (!m_error) state->m_value.emplace('\0');
+    return end_started_task(h, *state, m_error);
   }
 };
 
@@ -142,19 +191,6 @@ struct task_access {
   static std::coroutine_handle<task_promise<T>> release(heist::task<T>& t) noexcept {
     return std::exchange(t.m_handle, nullptr);
   }
-};
-
-// A coroutine that starts at once and frees itself at its end: the driver of start().
-struct detached {
-  struct promise_type {
-    detached get_return_object() noexcept { return {}; }
-    std::suspend_never initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }  // the bodies catch everything
-    static void* operator new(std::size_t n) { return allocate_small(n); }
-    static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
-  };
 };
 
 }  // namespace detail
@@ -205,30 +241,19 @@ inline heist::task<void> task_promise<void>::get_return_object() noexcept {
   return heist::task<void>(std::coroutine_handle<task_promise<void>>::from_promise(*this));
 }
 
-// The driver of start(): awaits the task, completes the future, frees itself.
-template <class T>
-detached drive_to_future(heist::task<T> t, future_state<T>* state) {
-  try {
-    if constexpr (std::is_void_v<T>) {
-      co_await std::move(t);
-      state->m_value.emplace('\0');
-    } else {
-      state->m_value.emplace(co_await std::move(t));
-    }
-  } catch (...) {
-    state->m_error = std::current_exception();
-  }
-  state->complete();
-  state->release();
-  HEIST_PERTURB_POINT(start_driver_ending);
-}
-
+// The task that starts a started task (start()): the task ends by completing `state`
+// (task_promise::end_started). Discarded unrun, it destroys the frame (the task's destructor).
 template <class T>
 struct start_job {
   start_job(heist::task<T>&& t, future_state<T>* s) noexcept : work(std::move(t)), state(s) {}
   heist::task<T> work;
   future_state<T>* state;
-  void operator()(task*) noexcept { drive_to_future(std::move(work), state); }
+  void operator()(task*) noexcept {
+    const std::coroutine_handle<task_promise<T>> h = task_access::release(work);
+    h.promise().m_started = state;
+    enter_group(nullptr);  // a started task runs in no group
+    h.resume();
+  }
 };
 
 // co_await on a future: suspends until it is ready, then resumes as a task.
@@ -261,6 +286,9 @@ class future_awaiter final : public completion_callback {
     // ready: completed meanwhile, go on at once.
     return m_state->on_complete(this) == registration::registered;
   }
+  // A started task completing the future on a thread in an arena continues the coroutine
+  // itself (end_started_task): what fire() would run next on that thread.
+  std::coroutine_handle<> coroutine() const noexcept override { return m_handle; }
   // The home is gone (its executor or task_arena destroyed): the coroutine goes on here, on
   // the completing thread, as it does when its executor refuses it.
   void fire() noexcept override {
@@ -271,7 +299,7 @@ class future_awaiter final : public completion_callback {
   T await_resume() {
     enter_group(m_resume_group);
     // A running analysis: the coroutine goes on after the future's producer.
-    if (analysing()) analysis_joined(static_cast<const wait_context*>(m_state));
+    if (analysing()) analysis_joined(m_state);
     // Moved out, not copied: the producer may drop the state's last reference on its own
     // thread, and the exception must not be destroyed there while this coroutine handles it
     // (as future::get).
@@ -371,7 +399,7 @@ template <class T>
 future<T> start_in(arena& a, heist::task<T> t, const char* where) {
   refuse_empty_task(t.valid(), where);
   auto* state = new future_state<T>(&a);
-  state->add_ref();  // the driver's
+  state->add_ref();  // the started task's
   future<T> f = future_access::make(state);
   try {
     spawn<start_job<T>>(a, nullptr, std::move(t), state);

@@ -238,14 +238,14 @@ TEST(WindowProbe, AGraphRunsErrorIsNotHeldByItsCompleterOnceDelivered) {
 #endif
 }
 
-// The same for start(): its driver completes the future, releases it, and only then frees
-// its coroutine frames. The awaited task's frame must not keep the error it rethrew.
+// The same for start(): a started task completes its future and releases it (its frame freed
+// before). Nothing of the task may keep the error once it is delivered.
 TEST(WindowProbe, AStartedTasksErrorIsNotHeldByItsFramesOnceDelivered) {
   HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB
   watchdog dog("AStartedTasksErrorIsNotHeldByItsFramesOnceDelivered", 60s);
   delivered_error_watch st;
-  perturb::set_hook(perturb::point::start_driver_ending, delivered_error_watch::hook, &st);
+  perturb::set_hook(perturb::point::started_task_ending, delivered_error_watch::hook, &st);
   heist::executor ex(2);
   auto failing = [&]() -> heist::task<int> {
     co_await heist::schedule(ex);  // the rest runs on a worker

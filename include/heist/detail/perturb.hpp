@@ -67,7 +67,7 @@ enum class point : std::uint32_t {
   start_placing,             // a new worker's thread runs; the creator has not placed it yet
   join_suspending,           // a joiner's await_ready read its group not done; no step yet
   graph_run_completed,       // a graph request's future is complete; its completer goes on
-  start_driver_ending,       // start()'s driver completed and released its future; not freed
+  started_task_ending,       // a started task completed and released its future
   affinity_half_taken,       // an affinity thief took a share's back half; not in its own yet
   inject_batch_taken,        // a searcher took a batch from an injection bucket; none pushed
   awaiter_queued,            // an await's transfer was queued from a low stack; not returned
