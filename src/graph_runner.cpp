@@ -84,10 +84,9 @@ void graph_runner::wait_for_runs() noexcept {
   }
   if (last != nullptr) {
     try {
-      if (!last->done()) {
-        arena_in_use home(last->m_home);  // alive: the run in flight keeps its executor busy
-        help_until_pending(home.get() != nullptr ? *home.get() : current_arena(), *last);
-      }
+      // Helps until the run's future is ready; if the caller's future of that run is being
+      // awaited (its consumer's callback registered), the loop below waits instead.
+      (void)wait_until_ready(*last);
     } catch (...) {  // the runs finish either way
     }
     last->release();

@@ -26,13 +26,14 @@ inline constexpr std::size_t k_run_until = ~std::size_t{0};
 std::string node_label(const graph_node_data& n);
 
 // One request: run() (n = 1), run_n(n), run_until(stop), or a module node's run of its
-// subgraph. Completion: the exception (if any) goes to *error, then done->finish_one().
+// subgraph. Completion: the exception (if any) goes to *error, then the run's future state
+// completes (owner), or for a module's run, done->finish_one().
 struct run_request {
   run_request* next = nullptr;
   arena* where = nullptr;
   std::size_t remaining = 0;  // runs still to start, or k_run_until
   std::function<bool()> stop;
-  wait_context* done = nullptr;
+  wait_context* done = nullptr;  // a module's run only
   std::exception_ptr* error = nullptr;
   future_state<void>* owner = nullptr;  // a reference dropped after completion
   bool pooled = true;                   // recycled in the runner's free list

@@ -136,7 +136,6 @@ future<void> task_graph::submit(detail::arena& a, std::size_t n, std::function<b
   r.where = &a;
   r.remaining = stop ? detail::k_run_until : n;
   r.stop = std::move(stop);
-  r.done = state;
   r.error = &state->m_error;
   r.owner = state;
   r.pooled = true;

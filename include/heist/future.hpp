@@ -226,7 +226,7 @@ future_state<then_result_t<T, F>>* attach_then(future_state<T>* src, arena_ref t
   // ready: already complete, queue it now. taken is ruled out above (the caller owns src).
   if (src->on_complete(&j) != registration::registered) {
     // A running analysis: the continuation starts after the producer that completed src.
-    if (analysing()) analysis_joined(static_cast<const wait_context*>(src));
+    if (analysing()) analysis_joined(src);
     j.fire();
   }
   return dst;
@@ -253,20 +253,15 @@ class future {
   }
 
   bool valid() const noexcept { return m_state != nullptr; }
-  bool is_ready() const noexcept { return m_state != nullptr && m_state->done(); }
+  bool is_ready() const noexcept { return m_state != nullptr && m_state->ready(); }
 
   // Blocks until the result is ready, running other tasks meanwhile.
   // Helps in the future's home executor (the one its producer ran in); if it has none, or
   // it is gone, in the calling thread's own (the default executor outside every executor).
   void wait() const {
     check_valid();
-    if (!m_state->done()) {
-      detail::arena_in_use home(m_state->m_home);
-      detail::help_until(home.get() != nullptr ? *home.get() : detail::current_arena(), *m_state);
-    }
-    if (detail::analysing()) {
-      detail::analysis_joined(static_cast<const detail::wait_context*>(m_state));
-    }
+    if (!detail::wait_until_ready(*m_state)) detail::throw_future_taken("heist::future::wait");
+    if (detail::analysing()) detail::analysis_joined(m_state);
   }
 
   // Attaches f, which runs as a task with the value (f(T), or f() for void) once it is ready:

@@ -71,7 +71,7 @@ class when_all_state {
     if (s == nullptr || s->on_complete(&m_links[i]) != registration::registered) {
       // A running analysis: the input's producer path, which fired before this registered.
       if (s != nullptr && analysing())
-        analysis_forwarded(static_cast<const wait_context*>(s), this);
+        analysis_forwarded(s, this);
       m_links[i].fire();
     }
   }

@@ -1,8 +1,10 @@
 // future_state: what a future<T> and its producer (a submitted task, a promise, a graph run
-// a continuation) share: the value or exception, a count of 1 that helping waiters wait on
-// (wait_context), and one completion callback. The callback is how nothing ever waits for a
-// future in heist's asynchronous half: then(), when_all/when_any and co_await register one,
-// and the producer fires it when it completes the state.
+// a continuation) share: the value or exception and one completion callback. The callback is
+// how nothing ever waits for a future in heist's asynchronous half: then(), when_all/when_any
+// and co_await register one, and the producer fires it when it completes the state. A thread
+// that blocks (future::get, wait) registers one too: a signal on its own stack that counts
+// down a wait_context there, which it waits on, helping (wait_until_ready). The state itself
+// is five words, so a million suspended coroutines and the futures they wait on stay small.
 //
 // The callback word: null (pending, nobody registered), a callback (pending, registered), or
 // the ready marker. complete() exchanges in the marker; on_complete() CASes null -> callback;
@@ -24,15 +26,19 @@
 #pragma once
 
 #include <atomic>
+#include <coroutine>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
+#include "heist/detail/analysis_hooks.hpp"
 #include "heist/detail/arena.hpp"
 #include "heist/detail/arena_lifetime.hpp"
+#include "heist/detail/completion_callback.hpp"
 #include "heist/detail/perturb.hpp"
 #include "heist/detail/thread_context.hpp"
-#include "heist/detail/wait_context.hpp"
 
 namespace heist::detail {
 
@@ -44,39 +50,42 @@ using stored_t = std::conditional_t<std::is_void_v<T>, char, T>;
 // callback is registered (nothing changed: a future is consumed by one consumer at a time).
 enum class registration { registered, ready, taken };
 
-// Shared by one future and its producer. The wait_context count is 1 until completion.
-template <class T>
-class future_state : public wait_context {
+// What every future_state<T> shares, whatever T is: the callback word, the references, the
+// home and the exception. The waits and registrations take it, so they are compiled once.
+class future_state_base {
  public:
-  // `a`: where helping waiters help and where continuations run when the completing thread
-  // is outside every executor; null for a promise made outside (then: the current arena of
-  // the waiter, or the default executor's).
-  explicit future_state(arena* a) noexcept
-      : wait_context(nullptr, 1), m_home(a != nullptr ? a->lifetime() : arena_ref()) {}
-  explicit future_state(const arena_ref& home) noexcept : wait_context(nullptr, 1), m_home(home) {}
-
-  // From the calling thread's small-object pool (thread_context.hpp): a then() link makes
-  // one state, and malloc's cost was most of a link's.
-  static void* operator new(std::size_t n) { return allocate_small(n); }
-  static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
+  // `home`: where helping waiters help and where continuations run when the completing
+  // thread is outside every executor; empty for a promise made outside (then: the current
+  // arena of the waiter, or the default executor's).
+  explicit future_state_base(arena_ref home) noexcept : m_home(std::move(home)) {}
+  future_state_base(const future_state_base&) = delete;
+  future_state_base& operator=(const future_state_base&) = delete;
 
   void add_ref() noexcept {
     // relaxed: taking a new reference needs no ordering (the caller already holds one).
     m_refs.fetch_add(1, std::memory_order_relaxed);
   }
-  void release() noexcept {
-    // acq_rel: the last releaser must see every write of the other holders before delete.
-    if (m_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
 
-  // The producer, after storing m_value or m_error: wakes a helping waiter and fires the
-  // callback. The caller holds a reference across the call.
+  // The producer, after storing m_value or m_error: fires the callback (a continuation, an
+  // awaiting coroutine's resumer, a blocked waiter's signal). The caller holds a reference
+  // across the call.
   void complete() noexcept {
-    if (analysing()) analysis_completed(static_cast<const wait_context*>(this));
-    finish_one();  // release: publishes the value to done()'s acquire
+    if (analysing()) analysis_completed(this);
     HEIST_PERTURB_POINT(future_completing);
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
     if (cb != nullptr) cb->fire();
+  }
+  // complete(), for a completer that can continue a coroutine by symmetric transfer: a
+  // registered callback that is a coroutine's resumer (completion_callback::coroutine) is not
+  // fired; its coroutine is returned, for the caller to continue now, on this thread.
+  std::coroutine_handle<> complete_taking_coroutine() noexcept {
+    if (analysing()) analysis_completed(this);
+    HEIST_PERTURB_POINT(future_completing);
+    completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
+    if (cb == nullptr) return {};
+    if (std::coroutine_handle<> h = cb->coroutine()) return h;
+    cb->fire();
+    return {};
   }
   // Registers `cb` (at most one per state). ready: the state is already complete; the caller
   // runs cb itself (and sees the value: the CAS failure is an acquire).
@@ -106,6 +115,7 @@ class future_state : public wait_context {
     // acquire: pairs with complete()'s exchange.
     return m_callback.load(std::memory_order_acquire) == ready_marker();
   }
+  bool done() const noexcept { return ready(); }
 
   // promise<T>: set once (promise_already_satisfied otherwise), retrieved once. The
   // exchanges decide who wins among racing setters (or getters); acq_rel so that the winner
@@ -119,7 +129,14 @@ class future_state : public wait_context {
 
   arena_ref m_home;
   std::exception_ptr m_error;
-  std::optional<stored_t<T>> m_value;
+
+ protected:
+  ~future_state_base() = default;
+  // Drops a reference; true: it was the last (the caller deletes the state).
+  bool drop_ref() noexcept {
+    // acq_rel: the last releaser must see every write of the other holders before delete.
+    return m_refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
 
  private:
   static completion_callback* ready_marker() noexcept {
@@ -132,5 +149,31 @@ class future_state : public wait_context {
   std::atomic<bool> m_satisfied{false};
   std::atomic<bool> m_retrieved{false};
 };
+
+// Shared by one future and its producer.
+template <class T>
+class future_state final : public future_state_base {
+ public:
+  explicit future_state(arena* a) noexcept
+      : future_state_base(a != nullptr ? a->lifetime() : arena_ref()) {}
+  explicit future_state(const arena_ref& home) noexcept : future_state_base(home) {}
+
+  // From the calling thread's small-object pool (thread_context.hpp): a then() link makes
+  // one state, and malloc's cost was most of a link's.
+  static void* operator new(std::size_t n) { return allocate_small(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
+
+  void release() noexcept {
+    if (drop_ref()) delete this;
+  }
+
+  std::optional<stored_t<T>> m_value;
+};
+
+// Blocks until `s` is ready, running tasks meanwhile: in its home arena if that is alive, else
+// in the calling thread's own (the default executor's outside every executor). Registers a
+// signal on this thread's stack as the state's callback and helps until it fires. False,
+// without waiting: another consumer's callback is registered. src/future_wait.cpp.
+bool wait_until_ready(future_state_base& s);
 
 }  // namespace heist::detail
