@@ -1,5 +1,6 @@
-// Asynchronous composition: a then-chain's cost per link, when_all fan-in,
-// coroutine fib with co_await group.join() against heist's task_group fib and oneTBB's, the
+// Asynchronous composition: a then-chain's cost per link, when_all fan-in, coroutine fib in
+// two forms (co_await group.join(), and start() + co_await on its future) against heist's
+// task_group fib, oneTBB's and (when built with its source) libfork's coroutine fib, the
 // latency of resuming a suspended coroutine from a promise fulfilled outside the pool, and the
 // memory a suspended coroutine costs.
 #include <heist/heist.hpp>
@@ -15,6 +16,9 @@
 
 #include "../harness.hpp"
 #include "../workloads/fork_join.hpp"
+#if HEIST_BENCH_HAVE_LIBFORK
+#include "../backends/libfork_fib.hpp"
+#endif
 
 namespace bench {
 namespace {
@@ -30,6 +34,14 @@ heist::task<void> coro_fib(int n, long& out) {
   co_await coro_fib(n - 2, b);
   co_await g.join();
   out = a + b;
+}
+
+// The same fib, each fork a start() whose future the parent awaits.
+heist::task<long> started_fib(int n) {
+  if (n < 2) co_return n;
+  heist::future<long> a = heist::start(started_fib(n - 1));
+  const long b = co_await started_fib(n - 2);
+  co_return co_await std::move(a) + b;
 }
 
 heist::task<void> await_and_stamp(std::vector<heist::future<int>>& fs,
@@ -85,6 +97,36 @@ void async_workloads(context& x) {
     std::snprintf(note, sizeof note, "%.0f MiB for 1e6", (after - before) * 10.0 / 1024.0);
     r.note = note;
     add_row(x, std::move(r));
+
+    // 1e6 coroutines start()ed, each suspended on its own promise's future: everything they
+    // hold, all told (the frame, the promise's state, start()'s future state), counted from
+    // the promises' creation on; the vectors holding promises and futures are not counted.
+    const std::size_t m = 1'000'000;
+    std::vector<heist::promise<int>> promises;
+    promises.reserve(m);
+    std::vector<heist::future<void>> started;
+    started.reserve(m);
+    sum = 0;
+    const long start_before = heap_in_use_kib();
+    for (std::size_t i = 0; i < m; ++i) {
+      promises.emplace_back();
+      started.push_back(heist::start(ex, suspended(promises.back().get_future(), sum)));
+    }
+    ex.wait_idle();
+    const long start_after = heap_in_use_kib();
+    for (auto& p : promises)
+      p.set_value(1);
+    for (auto& f : started)
+      f.get();
+    if (sum.load() != static_cast<long>(m)) std::exit(1);
+    result rs{"async", "memory per started coroutine suspended on a promise",
+              "heist", most,
+              "bytes", true};
+    rs.samples.push_back(static_cast<double>(start_after - start_before) * 1024.0 /
+                         static_cast<double>(m));
+    std::snprintf(note, sizeof note, "%.0f MiB for 1e6", (start_after - start_before) / 1024.0);
+    rs.note = note;
+    add_row(x, std::move(rs));
   }
   if (x.wants("then-chain")) {
     // A chain of 100,000 then() links on a promise, built and completed inside a task of the
@@ -136,16 +178,21 @@ void async_workloads(context& x) {
   }
 
   if (x.wants("coro-fib")) {
-    // Side by side, interleaved: coroutine fib with co_await group.join(), heist's
-    // task_group fib, oneTBB's task_group fib.
+    // Side by side, interleaved: coroutine fib with co_await group.join(), the same with
+    // start() + co_await, heist's task_group fib, oneTBB's task_group fib, libfork's coroutine
+    // fib (when built with it). The caller of each only waits.
     const int n = x.cfg.full ? 32 : 30;
     const long expected = fib<serial_backend>(n);
-    result rc{
-        "async", "fib(" + std::to_string(n) + ") as coroutines", "heist coroutines", most, "ms",
-        true};
-    result rh{"async", "fib(" + std::to_string(n) + ") as coroutines", "heist", most, "ms", true};
+    const std::string name = "fib(" + std::to_string(n) + ") as coroutines";
+    result rc{"async", name, "heist coroutines", most, "ms", true};
+    result rs{"async", name, "heist start+co_await", most, "ms", true};
+    result rh{"async", name, "heist", most, "ms", true};
 #if HEIST_BENCH_HAVE_TBB
-    result rt{"async", "fib(" + std::to_string(n) + ") as coroutines", "oneTBB", most, "ms", true};
+    result rt{"async", name, "oneTBB", most, "ms", true};
+#endif
+#if HEIST_BENCH_HAVE_LIBFORK
+    result rl{"async", name, "libfork", most, "ms", true};
+    libfork_runner lf(most);
 #endif
     heist_backend hb(most);
     for (int rep = 0; rep <= reps; ++rep) {
@@ -153,6 +200,16 @@ void async_workloads(context& x) {
       double s = time_once([&] { hb.run([&] { heist::sync_wait(coro_fib(n, v)); }); });
       if (v != expected) std::exit(1);
       if (rep > 0) rc.samples.push_back(s * 1e3);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      s = time_once([&] { hb.run([&] { v = heist::sync_wait(started_fib(n)); }); });
+      if (v != expected) std::exit(1);
+      if (rep > 0) rs.samples.push_back(s * 1e3);
+#if HEIST_BENCH_HAVE_LIBFORK
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      s = time_once([&] { v = lf.fib(n); });
+      if (v != expected) std::exit(1);
+      if (rep > 0) rl.samples.push_back(s * 1e3);
+#endif
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       s = time_once([&] { hb.run([&] { v = fib<heist_backend>(n); }); });
       if (v != expected) std::exit(1);
@@ -165,10 +222,24 @@ void async_workloads(context& x) {
       if (rep > 0) rt.samples.push_back(s * 1e3);
 #endif
     }
+    // The coroutine forms' ratios, round by round (ratio_by_round): start+co_await over the
+    // group-join form, and the group-join form over libfork's.
+    char note[96];
+    std::snprintf(note, sizeof note, "/ group-join coroutines %.2f", ratio_by_round(rs, rc).median);
+    rs.note = note;
+#if HEIST_BENCH_HAVE_LIBFORK
+    std::snprintf(note, sizeof note, "heist coroutines / libfork %.2f",
+                  ratio_by_round(rc, rl).median);
+    rc.note = note;
+#endif
     add_row(x, std::move(rc));
+    add_row(x, std::move(rs));
     add_row(x, std::move(rh));
 #if HEIST_BENCH_HAVE_TBB
     add_row(x, std::move(rt));
+#endif
+#if HEIST_BENCH_HAVE_LIBFORK
+    add_row(x, std::move(rl));
 #endif
   }
 
