@@ -42,6 +42,7 @@ bool wait_until_ready(future_state_base& s) {
     case registration::registered:
       break;
   }
+  HEIST_PERTURB_POINT(future_wait_registered);
   try {
     arena_in_use home(s.m_home);
     help_until(home.get() != nullptr ? *home.get() : current_arena(), signal.done());

@@ -214,6 +214,46 @@ TEST(WindowProbe, ContinuationsRegisteredWhileAFutureCompletes) {
 #endif
 }
 
+// A blocked get() registers a signal on its stack as the future's callback, then helps or
+// parks until the signal fires. Here the waiter is held between its registration and its
+// first step, and the completer between storing the value and taking the callback, from an
+// outside thread and from a worker, both blocking from inside and outside the pool: every get
+// returns its value once, and no signal is touched after its waiter returned (the stack is
+// reused by the next round at once).
+TEST(WindowProbe, ABlockedGetsSignalFiresWhileItRegistersHelpsOrParks) {
+  HEIST_NEEDS_PERTURB();
+#if HEIST_PERTURB
+  watchdog dog("ABlockedGetsSignalFiresWhileItRegistersHelpsOrParks", 60s);
+  struct holds {
+    std::atomic<int> waits{0};
+  } st;
+  perturb::set_hook(
+      perturb::point::future_wait_registered,
+      [](perturb::point, void* arg) {
+        auto* s = static_cast<holds*>(arg);
+        if (s->waits.fetch_add(1) % 2 == 0) std::this_thread::sleep_for(100us);
+      },
+      &st);
+  perturb::set_hook(
+      perturb::point::future_completing,
+      [](perturb::point, void*) { std::this_thread::sleep_for(20us); }, nullptr);
+  heist::executor ex(2);
+  for (int round = 0; round < 200; ++round) {
+    heist::promise<int> p;
+    heist::future<int> f = p.get_future();
+    std::thread producer([&] { p.set_value(round); });
+    ASSERT_EQ(f.get(), round);  // outside the pool: registers, parks
+    producer.join();
+    auto inside = ex.submit([&ex, round] {
+      heist::future<int> g = ex.submit([round] { return round + 1; });
+      return g.get();  // a worker: registers, helps (runs the inner task itself or waits)
+    });
+    ASSERT_EQ(inside.get(), round + 1);
+  }
+  EXPECT_GT(st.waits.load(), 0);
+#endif
+}
+
 // A graph run failed; its request completes and the caller's get() rethrows the error while
 // the completing worker is still in complete(). The worker must hold no reference to the
 // exception by then: the caller's handler reads what() and drops its copy, and if the

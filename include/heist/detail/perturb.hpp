@@ -48,7 +48,7 @@ enum class point : std::uint32_t {
   pipeline_parked,           // a pipeline item was parked at a serial filter; stage unlocked
   pipeline_token_freed,      // a released token restarts the suspended input; not spawned yet
   pipeline_input_suspended,  // the pipeline input parked itself; its task goes on
-  future_completing,         // a future's value is stored and counted; callback not taken
+  future_completing,         // a future's value is stored; its callback not taken yet
   worker_retiring,           // a worker's park timed out (on_worker_stop ran); not retired yet
   worker_restarting,         // a waker unlisted a retired worker's placeholder; no thread yet
   poll_registered,           // a polled item was counted as pending; no fence, no wake-up yet
@@ -74,6 +74,7 @@ enum class point : std::uint32_t {
   future_withdrawing,        // a combinator is about to take its callback back from a future
   arena_pinned,              // a holder from outside pinned an arena; not used yet
   arena_closing,             // an arena's owner refused new pins; held ones not waited for
+  future_wait_registered,    // a blocked get() registered its signal; not helping or parked yet
   count
 };
 
