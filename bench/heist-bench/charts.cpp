@@ -163,6 +163,8 @@ std::vector<std::string> write_charts(const config& cfg, const std::vector<resul
   group_chart("Parallel loops (lower is better)", "loops", "ms", "loops.svg");
   // Parallel algorithms: sort, scan, for_each with a feeder, combinable.
   group_chart("Parallel algorithms (lower is better)", "algorithms", "ms", "algorithms.svg");
+  // Coroutine fib in both forms beside task_group fib, oneTBB and libfork; when_all fan-in.
+  group_chart("Coroutines and futures (lower is better)", "async", "ms", "async.svg");
   // Peak resident memory per workload (a fresh process per bar).
   group_chart("Peak resident memory per workload (lower is better)", "memory", "MiB", "memory.svg");
 

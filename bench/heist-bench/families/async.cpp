@@ -178,69 +178,72 @@ void async_workloads(context& x) {
   }
 
   if (x.wants("coro-fib")) {
-    // Side by side, interleaved: coroutine fib with co_await group.join(), the same with
-    // start() + co_await, heist's task_group fib, oneTBB's task_group fib, libfork's coroutine
-    // fib (when built with it). The caller of each only waits.
-    const int n = x.cfg.full ? 32 : 30;
-    const long expected = fib<serial_backend>(n);
-    const std::string name = "fib(" + std::to_string(n) + ") as coroutines";
-    result rc{"async", name, "heist coroutines", most, "ms", true};
-    result rs{"async", name, "heist start+co_await", most, "ms", true};
-    result rh{"async", name, "heist", most, "ms", true};
+    for (const int threads : x.cfg.threads) {
+      // Side by side, interleaved: coroutine fib with co_await group.join(), the same with
+      // start() + co_await, heist's task_group fib, oneTBB's task_group fib, libfork's coroutine
+      // fib (when built with it). The caller of each only waits.
+      const int n = x.cfg.full ? 32 : 30;
+      const long expected = fib<serial_backend>(n);
+      const std::string name = "fib(" + std::to_string(n) + ") as coroutines";
+      result rc{"async", name, "heist coroutines", threads, "ms", true};
+      result rs{"async", name, "heist start+co_await", threads, "ms", true};
+      result rh{"async", name, "heist", threads, "ms", true};
 #if HEIST_BENCH_HAVE_TBB
-    result rt{"async", name, "oneTBB", most, "ms", true};
+      result rt{"async", name, "oneTBB", threads, "ms", true};
 #endif
 #if HEIST_BENCH_HAVE_LIBFORK
-    result rl{"async", name, "libfork", most, "ms", true};
-    libfork_runner lf(most);
+      result rl{"async", name, "libfork", threads, "ms", true};
+      libfork_runner lf(threads);
 #endif
-    heist_backend hb(most);
-    for (int rep = 0; rep <= reps; ++rep) {
-      long v = 0;
-      double s = time_once([&] { hb.run([&] { heist::sync_wait(coro_fib(n, v)); }); });
-      if (v != expected) std::exit(1);
-      if (rep > 0) rc.samples.push_back(s * 1e3);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      s = time_once([&] { hb.run([&] { v = heist::sync_wait(started_fib(n)); }); });
-      if (v != expected) std::exit(1);
-      if (rep > 0) rs.samples.push_back(s * 1e3);
+      heist_backend hb(threads);
+      for (int rep = 0; rep <= reps; ++rep) {
+        long v = 0;
+        double s = time_once([&] { hb.run([&] { heist::sync_wait(coro_fib(n, v)); }); });
+        if (v != expected) std::exit(1);
+        if (rep > 0) rc.samples.push_back(s * 1e3);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        s = time_once([&] { hb.run([&] { v = heist::sync_wait(started_fib(n)); }); });
+        if (v != expected) std::exit(1);
+        if (rep > 0) rs.samples.push_back(s * 1e3);
 #if HEIST_BENCH_HAVE_LIBFORK
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      s = time_once([&] { v = lf.fib(n); });
-      if (v != expected) std::exit(1);
-      if (rep > 0) rl.samples.push_back(s * 1e3);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        s = time_once([&] { v = lf.fib(n); });
+        if (v != expected) std::exit(1);
+        if (rep > 0) rl.samples.push_back(s * 1e3);
 #endif
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      s = time_once([&] { hb.run([&] { v = fib<heist_backend>(n); }); });
-      if (v != expected) std::exit(1);
-      if (rep > 0) rh.samples.push_back(s * 1e3);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        s = time_once([&] { hb.run([&] { v = fib<heist_backend>(n); }); });
+        if (v != expected) std::exit(1);
+        if (rep > 0) rh.samples.push_back(s * 1e3);
 #if HEIST_BENCH_HAVE_TBB
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      tbb_backend tb(most);
-      s = time_once([&] { tb.run([&] { v = fib<tbb_backend>(n); }); });
-      if (v != expected) std::exit(1);
-      if (rep > 0) rt.samples.push_back(s * 1e3);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        tbb_backend tb(threads);
+        s = time_once([&] { tb.run([&] { v = fib<tbb_backend>(n); }); });
+        if (v != expected) std::exit(1);
+        if (rep > 0) rt.samples.push_back(s * 1e3);
+#endif
+      }
+      // The coroutine forms' ratios, round by round (ratio_by_round): start+co_await over the
+      // group-join form, and the group-join form over libfork's.
+      char note[96];
+      std::snprintf(note, sizeof note, "/ group-join coroutines %.2f",
+                    ratio_by_round(rs, rc).median);
+      rs.note = note;
+#if HEIST_BENCH_HAVE_LIBFORK
+      std::snprintf(note, sizeof note, "heist coroutines / libfork %.2f",
+                    ratio_by_round(rc, rl).median);
+      rc.note = note;
+#endif
+      add_row(x, std::move(rc));
+      add_row(x, std::move(rs));
+      add_row(x, std::move(rh));
+#if HEIST_BENCH_HAVE_TBB
+      add_row(x, std::move(rt));
+#endif
+#if HEIST_BENCH_HAVE_LIBFORK
+      add_row(x, std::move(rl));
 #endif
     }
-    // The coroutine forms' ratios, round by round (ratio_by_round): start+co_await over the
-    // group-join form, and the group-join form over libfork's.
-    char note[96];
-    std::snprintf(note, sizeof note, "/ group-join coroutines %.2f", ratio_by_round(rs, rc).median);
-    rs.note = note;
-#if HEIST_BENCH_HAVE_LIBFORK
-    std::snprintf(note, sizeof note, "heist coroutines / libfork %.2f",
-                  ratio_by_round(rc, rl).median);
-    rc.note = note;
-#endif
-    add_row(x, std::move(rc));
-    add_row(x, std::move(rs));
-    add_row(x, std::move(rh));
-#if HEIST_BENCH_HAVE_TBB
-    add_row(x, std::move(rt));
-#endif
-#if HEIST_BENCH_HAVE_LIBFORK
-    add_row(x, std::move(rl));
-#endif
   }
 
   if (x.wants("ping-pong")) {
