@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include <heist/detail/cpu_limits.hpp>
+#include <heist/detail/platform/cpu_limits.hpp>
 
 #include "results.hpp"
 #if HEIST_BENCH_HAVE_TBB

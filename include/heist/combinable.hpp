@@ -26,9 +26,9 @@
 #include <thread>
 #include <utility>
 
-#include "heist/detail/arena.hpp"
-#include "heist/detail/slot.hpp"
-#include "heist/detail/thread_context.hpp"
+#include "heist/detail/core/arena.hpp"
+#include "heist/detail/core/slot.hpp"
+#include "heist/detail/core/thread_context.hpp"
 
 namespace heist {
 

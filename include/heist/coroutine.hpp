@@ -20,10 +20,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/future_state.hpp"
-#include "heist/detail/perturb.hpp"
-#include "heist/detail/resume.hpp"
-#include "heist/detail/spawn.hpp"
+#include "heist/detail/compose/future_state.hpp"
+#include "heist/detail/compose/resume.hpp"
+#include "heist/detail/core/spawn.hpp"
+#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/executor.hpp"
 #include "heist/future.hpp"
 #include "heist/task_group.hpp"

@@ -7,8 +7,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/executor_impl.hpp"
-#include "heist/detail/spawn.hpp"
+#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/core/spawn.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/future.hpp"
 #include "heist/stats.hpp"

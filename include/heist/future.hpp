@@ -1,7 +1,7 @@
 // future<T>: the result of executor::submit, a promise, a graph run
 // or a continuation. Waiting helps: the waiting thread runs other tasks of the executor until
 // the result is ready. then() attaches a continuation that runs as a task when the value
-// arrives, so nothing waits at all (detail/future_state.hpp has the protocol).
+// arrives, so nothing waits at all (detail/compose/future_state.hpp has the protocol).
 #pragma once
 
 #include <atomic>
@@ -14,11 +14,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/arena.hpp"
-#include "heist/detail/future_state.hpp"
-#include "heist/detail/resume.hpp"
-#include "heist/detail/spawn.hpp"
-#include "heist/detail/wait_context.hpp"
+#include "heist/detail/compose/future_state.hpp"
+#include "heist/detail/compose/resume.hpp"
+#include "heist/detail/core/arena.hpp"
+#include "heist/detail/core/spawn.hpp"
+#include "heist/detail/wait/wait_context.hpp"
 #include "heist/executor_options.hpp"
 
 namespace heist {

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "heist/blocked_range.hpp"
-#include "heist/detail/loop.hpp"
+#include "heist/detail/loops/loop.hpp"
 #include "heist/executor.hpp"
 #include "heist/task_arena.hpp"
 #include "heist/task_group.hpp"

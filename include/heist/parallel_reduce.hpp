@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "heist/blocked_range.hpp"
-#include "heist/detail/loop.hpp"
+#include "heist/detail/loops/loop.hpp"
 #include "heist/executor.hpp"
 #include "heist/partitioner.hpp"
 #include "heist/task_arena.hpp"

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "heist/blocked_range.hpp"
-#include "heist/detail/loop_core.hpp"
+#include "heist/detail/loops/loop_core.hpp"
 #include "heist/executor.hpp"
 #include "heist/task_arena.hpp"
 

@@ -1,7 +1,7 @@
 // parallel_sort: an in-place, unstable parallel quicksort with std::sort's comparator contract.
 //
 // A piece of more than k_sort_leaf elements is partitioned around a median-of-samples pivot
-// (detail/sort_partition.hpp: a block partition, free of mispredicted branches on random
+// (detail/loops/sort_partition.hpp: a block partition, free of mispredicted branches on random
 // keys); the larger side becomes a task on the partitioning thread's deque, where an idle
 // thread steals it, and the same thread goes on with the smaller side. Pieces of k_sort_leaf
 // elements or fewer are sorted on the thread that holds them (sort_serial: quicksort steps,
@@ -13,7 +13,7 @@
 // The comparator is shared by every thread of the sort: it is called as a const object, from
 // several threads at once. An exception from it cancels the sort and is rethrown by the call;
 // the range then holds its elements in an unspecified order, every one of them still there
-// (each step compares before it moves: detail/sort_partition.hpp).
+// (each step compares before it moves: detail/loops/sort_partition.hpp).
 #pragma once
 
 #include <algorithm>
@@ -22,8 +22,8 @@
 #include <iterator>
 #include <ranges>
 
-#include "heist/detail/loop_core.hpp"
-#include "heist/detail/sort_partition.hpp"
+#include "heist/detail/loops/loop_core.hpp"
+#include "heist/detail/loops/sort_partition.hpp"
 #include "heist/executor.hpp"
 #include "heist/task_arena.hpp"
 

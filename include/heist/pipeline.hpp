@@ -2,7 +2,7 @@
 // max_live_tokens of them at once. Filters are serial_in_order (one item at a time, in the
 // order the first filter made them), serial_out_of_order (one at a time, any order) or
 // parallel. An item that reaches a serial filter while it is busy, or ahead of its turn, is
-// parked there and its thread goes on with other work. How items move: src/pipeline.cpp.
+// parked there and its thread goes on with other work. How items move: src/compose/pipeline.cpp.
 #pragma once
 
 #include <algorithm>

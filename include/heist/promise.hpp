@@ -1,6 +1,6 @@
 // promise<T>: the producer side of a future, completable from any thread,
 // including threads outside every executor. Completing it wakes a helping waiter and starts
-// the continuation attached with then() or co_await (detail/future_state.hpp).
+// the continuation attached with then() or co_await (detail/compose/future_state.hpp).
 #pragma once
 
 #include <exception>
@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/future_state.hpp"
-#include "heist/detail/thread_context.hpp"
+#include "heist/detail/compose/future_state.hpp"
+#include "heist/detail/core/thread_context.hpp"
 #include "heist/future.hpp"
 
 namespace heist {

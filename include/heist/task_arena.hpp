@@ -10,11 +10,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/arena.hpp"
-#include "heist/detail/arena_lease.hpp"
-#include "heist/detail/executor_impl.hpp"
-#include "heist/detail/spawn.hpp"
-#include "heist/detail/wait_context.hpp"
+#include "heist/detail/core/arena.hpp"
+#include "heist/detail/core/arena_lease.hpp"
+#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/core/spawn.hpp"
+#include "heist/detail/wait/wait_context.hpp"
 #include "heist/executor.hpp"
 
 namespace heist {
@@ -27,7 +27,7 @@ class task_arena;
 enum class priority { low, normal, high };
 
 namespace detail {
-// The state of one task_arena: a strict arena with its own slots (src/task_arena.cpp).
+// The state of one task_arena: a strict arena with its own slots (src/core/task_arena.cpp).
 class task_arena_state;
 // Isolation tags: one per isolate() call, never reused. Each thread reserves them from the
 // shared counter k_isolation_tag_block at a time, so an isolate() costs one atomic

@@ -2,7 +2,7 @@
 // times on an executor. Strong edges (out of task and module nodes) order nodes; a
 // condition node (an int() callable) picks one successor, which runs at once whatever its
 // other predecessors, so graphs can branch and loop (Taskflow's condition tasks). A graph
-// can be one node of another (composition). How runs are scheduled: src/graph_runner.cpp.
+// can be one node of another (composition). How runs are scheduled: src/compose/graph_runner.cpp.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "heist/detail/graph_node.hpp"
+#include "heist/detail/compose/graph_node.hpp"
 #include "heist/executor.hpp"
 #include "heist/future.hpp"
 

@@ -10,11 +10,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/arena_lease.hpp"
-#include "heist/detail/join_awaiter.hpp"
-#include "heist/detail/run_task.hpp"
-#include "heist/detail/spawn.hpp"
-#include "heist/detail/wait_context.hpp"
+#include "heist/detail/compose/join_awaiter.hpp"
+#include "heist/detail/core/arena_lease.hpp"
+#include "heist/detail/core/run_task.hpp"
+#include "heist/detail/core/spawn.hpp"
+#include "heist/detail/wait/wait_context.hpp"
 #include "heist/executor.hpp"
 
 namespace heist {

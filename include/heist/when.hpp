@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "heist/detail/future_state.hpp"
+#include "heist/detail/compose/future_state.hpp"
 #include "heist/future.hpp"
 
 namespace heist {
@@ -70,8 +70,7 @@ class when_all_state {
     // ready (or no state): counts now. taken was refused before start (refuse_taken).
     if (s == nullptr || s->on_complete(&m_links[i]) != registration::registered) {
       // A running analysis: the input's producer path, which fired before this registered.
-      if (s != nullptr && analysing())
-        analysis_forwarded(s, this);
+      if (s != nullptr && analysing()) analysis_forwarded(s, this);
       m_links[i].fire();
     }
   }

@@ -1,5 +1,5 @@
 // heist::mpi: an executor's outstanding MPI requests, progressed by its idle and between-task
-// workers through the core's poller hook (detail/poller.hpp).
+// workers through the core's poller hook (detail/compose/poller.hpp).
 //
 // The request table is guarded by a mutex that poll() only try-locks: two workers never test
 // at once (the second skips, its poll counts as "nothing completed"), and a worker never
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "heist/detail/executor_impl.hpp"
-#include "heist/detail/spawn.hpp"
+#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/core/spawn.hpp"
 #include "heist/mpi.hpp"
 #include "heist/promise.hpp"
 

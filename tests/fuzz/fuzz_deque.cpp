@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/chase_lev_deque.hpp"
+#include "heist/detail/core/chase_lev_deque.hpp"
 
 using heist::detail::chase_lev_deque;
 using heist::detail::steal_status;

@@ -1,4 +1,4 @@
-/* Model of heist's Chase-Lev deque (include/heist/detail/chase_lev_deque.hpp), checked
+/* Model of heist's Chase-Lev deque (include/heist/detail/core/chase_lev_deque.hpp), checked
  * exhaustively with spin. The owner runs on x86-TSO: its stores go to a FIFO store buffer
  * that a flusher process drains in any interleaving; a fence waits for the buffer to drain;
  * a CAS (a locked instruction) drains it first; the owner's loads see its own buffered

@@ -1,7 +1,7 @@
 // Deterministic tests for the windows of the composition protocols: graphs and pipelines
 // and futures. As in window_probe_test.cpp, each installs a
-// perturbation hook (include/heist/detail/perturb.hpp) where its window opens and holds it
-// open; they need the perturbation build (the `perturb` preset) and are skipped elsewhere.
+// perturbation hook (include/heist/detail/diagnostics/perturb.hpp) where its window opens and holds
+// it open; they need the perturbation build (the `perturb` preset) and are skipped elsewhere.
 #include <gtest/gtest.h>
 
 #include <atomic>

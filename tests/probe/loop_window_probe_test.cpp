@@ -1,7 +1,7 @@
 // Deterministic tests for the windows of the loop protocols (kind: probe). As in
-// window_probe_test.cpp, each installs a perturbation hook (include/heist/detail/perturb.hpp)
-// where its window opens and holds it open; they need the perturbation build (the `perturb`
-// preset) and are skipped elsewhere.
+// window_probe_test.cpp, each installs a perturbation hook
+// (include/heist/detail/diagnostics/perturb.hpp) where its window opens and holds it open; they
+// need the perturbation build (the `perturb` preset) and are skipped elsewhere.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,6 +1,6 @@
-// Window probes for wake placement (include/heist/detail/wake_placement.hpp): a waker held
+// Window probes for wake placement (include/heist/detail/sleep/wake_placement.hpp): a waker held
 // right after its signal (where it yields its CPU), and a woken worker held right before it
-// steps off its waker's CPU; and for the first look (src/search.cpp): a worker held after an
+// steps off its waker's CPU; and for the first look (src/core/search.cpp): a worker held after an
 // unregistered search round found nothing. Each hook holds its window open (200 ms to 1 s), as an
 // OS that deschedules the thread there would. They need the perturbation build (preset perturb) and
 // are skipped elsewhere; they also skip where the process may use only one CPU (no spreading).
@@ -12,7 +12,7 @@
 #include <latch>
 #include <thread>
 
-#include "heist/detail/wake_placement.hpp"
+#include "heist/detail/sleep/wake_placement.hpp"
 #include "heist/heist.hpp"
 #include "probe_support.hpp"
 #include "test_support.hpp"
@@ -156,7 +156,7 @@ TEST(WakeWindowProbe, AWokenWorkerHeldBeforeSteppingOffStillCountsAsASearcher) {
 }
 
 // A worker out of work makes its first search round before it counts as a searcher (the
-// first look, src/search.cpp). Held right after that round found nothing, it is to publishers
+// first look, src/core/search.cpp). Held right after that round found nothing, it is to publishers
 // what a busy thread is: a task posted meanwhile wakes the sleeping worker, which runs it
 // while the held one is still held.
 TEST(WakeWindowProbe, AWorkerOnItsFirstLookSuppressesNoWakeUp) {

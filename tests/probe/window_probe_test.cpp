@@ -1,7 +1,7 @@
 // Deterministic tests for races whose window is a few instructions wide: the sleep protocol's,
 // and the windows of the later protocols. Each installs a perturbation hook
-// (include/heist/detail/perturb.hpp) at the protocol step where the window opens and holds it
-// open long enough for the other threads to do what a busy machine would let them do. They
+// (include/heist/detail/diagnostics/perturb.hpp) at the protocol step where the window opens and
+// holds it open long enough for the other threads to do what a busy machine would let them do. They
 // need the perturbation build (the `perturb` preset) and are skipped in every other build.
 // The joins' probes are in join_window_probe_test.cpp; those of graphs, pipelines and futures
 // in composition_window_probe_test.cpp.

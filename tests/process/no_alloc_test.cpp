@@ -197,7 +197,7 @@ TEST(NoAllocation, CoroutineFramesDoNotComeFromOperatorNew) {
 }
 
 // A thread outside heist (no thread context) makes and drops futures' states: they come from
-// the small-object depot (src/small_objects.cpp), not from the global operator new, and the
+// the small-object depot (src/core/small_objects.cpp), not from the global operator new, and the
 // thread stays outside heist throughout.
 TEST(NoAllocation, FutureStatesOfAThreadOutsideHeistComeFromTheDepot) {
   std::size_t news_during = ~std::size_t{0};

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/task_pool.hpp"
+#include "heist/detail/core/task_pool.hpp"
 #include "heist/heist.hpp"
 #include "program.hpp"
 

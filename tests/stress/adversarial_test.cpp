@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "heist/detail/task_pool.hpp"
+#include "heist/detail/core/task_pool.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 

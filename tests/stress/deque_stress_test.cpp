@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/chase_lev_deque.hpp"
-#include "heist/detail/cpu_limits.hpp"
-#include "heist/detail/wait_context.hpp"
+#include "heist/detail/core/chase_lev_deque.hpp"
+#include "heist/detail/platform/cpu_limits.hpp"
+#include "heist/detail/wait/wait_context.hpp"
 #include "test_support.hpp"
 
 using heist::detail::chase_lev_deque;

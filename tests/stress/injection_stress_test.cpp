@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/injection_queue.hpp"
+#include "heist/detail/core/injection_queue.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 

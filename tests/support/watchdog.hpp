@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "heist/detail/perturb.hpp"
+#include "heist/detail/diagnostics/perturb.hpp"
 #include "stack_dump.hpp"
 
 namespace heist_test {

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "heist/detail/chase_lev_deque.hpp"
+#include "heist/detail/core/chase_lev_deque.hpp"
 #include "test_support.hpp"
 
 using heist::detail::chase_lev_deque;

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/chase_lev_deque.hpp"
-#include "heist/detail/wait_context.hpp"
+#include "heist/detail/core/chase_lev_deque.hpp"
+#include "heist/detail/wait/wait_context.hpp"
 #include "heist/heist.hpp"
 
 using heist::detail::chase_lev_deque;

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "heist/detail/injection_queue.hpp"
+#include "heist/detail/core/injection_queue.hpp"
 
 using heist::detail::injection_queue;
 using heist::detail::task;

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/partition_affinity.hpp"
+#include "heist/detail/loops/partition_affinity.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 

@@ -1,7 +1,7 @@
-// Polled completions (detail/poller.hpp), the core hook under heist::mpi, tested with a fake
-// source: items that complete when an outside flag is set, delivered through promises.
-// Idle workers poll before parking and park with a timeout while items are pending; busy
-// workers poll every 64 tasks; with nothing pending the pool parks as before.
+// Polled completions (detail/compose/poller.hpp), the core hook under heist::mpi, tested with a
+// fake source: items that complete when an outside flag is set, delivered through promises. Idle
+// workers poll before parking and park with a timeout while items are pending; busy workers poll
+// every 64 tasks; with nothing pending the pool parks as before.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/cpu_limits.hpp"
+#include "heist/detail/platform/cpu_limits.hpp"
 #include "heist/heist.hpp"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/thread_context.hpp"
+#include "heist/detail/core/thread_context.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/task_pool.hpp"
-#include "heist/detail/thread_context.hpp"
+#include "heist/detail/core/task_pool.hpp"
+#include "heist/detail/core/thread_context.hpp"
 #include "heist/heist.hpp"
 
 using heist::detail::k_task_batch;

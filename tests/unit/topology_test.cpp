@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "heist/detail/idle_state.hpp"
-#include "heist/detail/topology.hpp"
+#include "heist/detail/platform/topology.hpp"
+#include "heist/detail/sleep/idle_state.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 

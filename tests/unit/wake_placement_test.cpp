@@ -1,4 +1,4 @@
-// Wake placement (include/heist/detail/wake_placement.hpp): a waker that runs on records its
+// Wake placement (include/heist/detail/sleep/wake_placement.hpp): a waker that runs on records its
 // CPU for the sleeper it takes; a woken worker that finds itself on that CPU moves to
 // another CPU of its mask and puts the mask back; masks a user narrowed are left alone
 // (kind: unit). Tests that need two CPUs skip on a machine or container with one.
@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "heist/detail/idle_state.hpp"
-#include "heist/detail/thread_context.hpp"
-#include "heist/detail/wake_placement.hpp"
+#include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/sleep/idle_state.hpp"
+#include "heist/detail/sleep/wake_placement.hpp"
 #include "heist/heist.hpp"
 #include "test_support.hpp"
 

@@ -1,0 +1,123 @@
+// thread_context: what heist knows about the calling OS thread. Workers create theirs on
+// their own stack; any other thread gets one lazily, the first time it spawns, waits or
+// runs a task (an "external" thread). Reached through one thread_local pointer, so the
+// spawn fast path costs a single %fs-relative load.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heist/detail/core/small_object_pool.hpp"
+#include "heist/detail/core/task_pool.hpp"
+#include "heist/detail/diagnostics/analysis_hooks.hpp"
+#include "heist/detail/sleep/idle_state.hpp"
+#include "heist/detail/sleep/parker.hpp"
+
+namespace heist::detail {
+
+class arena;
+class executor_impl;
+class wait_context;
+struct slot;
+
+// What the thread is doing right now. A stack-extension stand-in (stack_extension.cpp) copies it,
+// because it continues the same logical work on another stack.
+struct scheduling_state {
+  executor_impl* m_exec = nullptr;  // executor of the running task / of this worker
+  arena* m_arena = nullptr;         // arena whose tasks it runs
+  slot* m_slot = nullptr;           // its deque in m_arena, or null (then spawns are injected)
+  wait_context* m_group = nullptr;  // group of the running task (parent of new groups)
+  std::uintptr_t m_isolation = 0;   // isolation region of the running task (0: none)
+  std::uint32_t m_task_depth = 0;   // tasks of m_exec running on this logical stack
+};
+
+struct thread_context : scheduling_state {
+  thread_context() noexcept;
+  thread_context(const thread_context&) = delete;
+  thread_context& operator=(const thread_context&) = delete;
+
+  executor_impl* m_worker_of = nullptr;  // set on the executor's own threads (workers, spares)
+  std::size_t m_worker_index = 0;
+  // Where this thread's load-monitor statistics go: a worker's own slot, a stand-in's
+  // spare slot; null for other threads (then the slot it occupies, or the executor's
+  // counters for threads that hold none).
+  slot* m_home = nullptr;
+  bool m_spare = false;  // a blocking() stand-in (worker_loop.cpp, spare_main)
+  // A restarted worker's thread: the wake-up that started it already counted it as a
+  // searcher, so its first search() does not count itself again (worker_threads.cpp).
+  bool m_search_counted = false;
+  bool m_retired = false;  // the worker's park timed out and its thread is ending
+  // How long a roamer parks while polled completions are pending (poller.hpp): 20 us,
+  // doubling to 1 ms while polls find nothing.
+  std::int64_t m_poll_park_ns = 20'000;
+  std::int64_t m_last_poll_ns = 0;  // a busy worker's last poll (worker_loop.cpp)
+  std::uint32_t m_help_depth = 0;   // helping waits (and inline group calls) on this stack
+  // Helping waits run tasks inline only above this address (0: stack bounds unknown).
+  std::uintptr_t m_stack_limit = 0;
+  std::uint64_t m_rng;  // victim selection for threads without a slot
+  // The bypass (spawn.hpp, try_bypass): a continuation queued by the running task's last act
+  // (completing the future it waits for), which execute_task runs next on this thread
+  // instead of pushing it on the deque; m_at_task_end: the running task is in that last act.
+  task* m_bypass = nullptr;
+  bool m_at_task_end = false;
+  task_pool m_pool;
+  small_object_pool m_small;  // coroutine frames, futures' states (allocate_small)
+  parker m_parker;
+  sleeper m_sleeper;
+  // Isolation tags this thread hands out without touching the shared counter: [next, end),
+  // reserved from g_next_isolation a block at a time (new_isolation_tag, task_arena.hpp).
+  std::uintptr_t m_isolation_next = 0;
+  std::uintptr_t m_isolation_end = 0;
+  // Where transfers keep stack frames (HEIST_AWAIT_STACK_GUARD), an await's transfer below
+  // this address is queued as a task (resume.hpp, transfer_or_queue): m_stack_limit, or
+  // under ThreadSanitizer, whose call stacks hold at most 65,536 frames, 256 KiB below the
+  // stack's top (0: bounds unknown).
+  std::uintptr_t m_await_stack_mark = 0;
+  // Its place in the DAG of a running scalability analysis (analysis_hooks.hpp).
+  analysis_frame m_analysis;
+};
+
+// True if the thread of context `c` holds a slot (a deque) of arena `a`: it runs `a`'s tasks
+// as a worker or on a leased slot, so its spawns go to its own deque and a lease has nothing
+// to do. The one test for it (the lease, parallel_invoke, spawn_built, the waits, the loops,
+// task_arena::execute).
+HEIST_ALWAYS_INLINE bool holds_slot_of(const thread_context& c, const arena& a) noexcept {
+  return c.m_slot != nullptr && c.m_arena == &a;
+}
+
+// The calling thread's context, or nullptr if it never touched heist (HEIST_TLS_MODEL:
+// config.hpp).
+extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
+
+thread_context& make_external_context();
+
+HEIST_ALWAYS_INLINE thread_context& current_context() {
+  thread_context* c = t_context;
+  if (HEIST_LIKELY(c != nullptr)) return *c;
+  return make_external_context();
+}
+
+// Small-object memory (small_object_pool.hpp): the calling thread's pool; bigger blocks use
+// the global operator new; a thread outside heist uses the depot (src/core/small_objects.cpp).
+// Blocks are 16-byte aligned. deallocate_small takes the size given to allocate_small.
+void* allocate_small_outside(std::size_t n);
+void deallocate_small_outside(void* p, std::size_t n) noexcept;
+HEIST_ALWAYS_INLINE void* allocate_small(std::size_t n) {
+  const std::size_t c = small_object_pool::class_of(n);
+  thread_context* const self = t_context;
+  if (HEIST_LIKELY(self != nullptr && c < small_object_pool::k_classes)) {
+    return self->m_small.allocate(c);
+  }
+  return allocate_small_outside(n);
+}
+HEIST_ALWAYS_INLINE void deallocate_small(void* p, std::size_t n) noexcept {
+  const std::size_t c = small_object_pool::class_of(n);
+  thread_context* const self = t_context;
+  if (HEIST_LIKELY(self != nullptr && c < small_object_pool::k_classes)) {
+    self->m_small.deallocate(p, c);
+    return;
+  }
+  deallocate_small_outside(p, n);
+}
+
+}  // namespace heist::detail
