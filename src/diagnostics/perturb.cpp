@@ -28,7 +28,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(point::count)> k_name
     "cancel_flagged",       "start_placing",          "join_suspending",
     "graph_run_completed",  "started_task_ending",    "affinity_half_taken",
     "inject_batch_taken",   "awaiter_queued",         "future_withdrawing",
-    "arena_pinned",         "arena_closing",          "future_wait_registered"};
+    "arena_pinned",         "arena_closing",          "future_wait_registered",
+    "future_completed"};
 static_assert(k_names.back() != nullptr, "a perturbation point without a name");
 }  // namespace
 

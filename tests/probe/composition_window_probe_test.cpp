@@ -298,13 +298,13 @@ TEST(WindowProbe, AStartedTasksErrorIsNotHeldByItsFramesOnceDelivered) {
 
 // The same for then(): a continuation whose source failed skips its function and passes
 // the error on; the worker running it frees the source after completing the result (held
-// here at that completion), so the source must not keep the error.
+// here right after that completion, the result ready), so the source must not keep the error.
 TEST(WindowProbe, AnErrorPassedThroughAContinuationIsNotHeldByItsSource) {
   HEIST_NEEDS_PERTURB();
 #if HEIST_PERTURB
   watchdog dog("AnErrorPassedThroughAContinuationIsNotHeldByItsSource", 60s);
   delivered_error_watch st;
-  perturb::set_hook(perturb::point::future_completing, delivered_error_watch::hook, &st);
+  perturb::set_hook(perturb::point::future_completed, delivered_error_watch::hook, &st);
   heist::executor ex(2);
   std::atomic<int> ran{0};
   for (int round = 0; round < 20; ++round) {

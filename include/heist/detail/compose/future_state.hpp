@@ -74,6 +74,7 @@ class future_state_base {
     HEIST_PERTURB_POINT(future_completing);
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
     if (cb != nullptr) cb->fire();
+    HEIST_PERTURB_POINT(future_completed);
   }
   // complete(), for a completer that can continue a coroutine by symmetric transfer: a
   // registered callback that is a coroutine's resumer (completion_callback::coroutine) is not
@@ -82,10 +83,13 @@ class future_state_base {
     if (analysing()) analysis_completed(this);
     HEIST_PERTURB_POINT(future_completing);
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
-    if (cb == nullptr) return {};
-    if (std::coroutine_handle<> h = cb->coroutine()) return h;
-    cb->fire();
-    return {};
+    std::coroutine_handle<> h;
+    if (cb != nullptr) {
+      h = cb->coroutine();
+      if (!h) cb->fire();
+    }
+    HEIST_PERTURB_POINT(future_completed);
+    return h;
   }
   // Registers `cb` (at most one per state). ready: the state is already complete; the caller
   // runs cb itself (and sees the value: the CAS failure is an acquire).

@@ -75,6 +75,7 @@ enum class point : std::uint32_t {
   arena_pinned,              // a holder from outside pinned an arena; not used yet
   arena_closing,             // an arena's owner refused new pins; held ones not waited for
   future_wait_registered,    // a blocked get() registered its signal; not helping or parked yet
+  future_completed,          // a future is complete (its callback fired or taken); caller goes on
   count
 };
 
