@@ -7,7 +7,8 @@ install(TARGETS heist EXPORT heistTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY include/heist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/heist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.hpp")
 if(HEIST_HAVE_MPI)
   # heist::mpi in its own export set: find_package(heist) only looks for MPI when it is there.
   install(TARGETS heist_mpi EXPORT heistMpiTargets
