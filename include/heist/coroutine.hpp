@@ -11,6 +11,7 @@
 // that awaits that future right there, by symmetric transfer.
 #pragma once
 
+#include <cassert>
 #include <coroutine>
 #include <cstddef>
 #include <exception>
@@ -113,17 +114,18 @@ class task_promise : public task_promise_base<T> {
   void return_value(U&& v) {
     m_value.emplace(std::forward<U>(v));
   }
-  // Consumes the result (a task is awaited once). The error is taken out, not copied: the
-  // frame may outlive the awaiter's handling of it (start()'s driver frees the frame after
-  // completing its future), and a reference left here would make the frame's destroyer the
-  // exception's, ordered after the handler's reads only through libstdc++'s uninstrumented
-  // count, which ThreadSanitizer cannot see.
+  // Consumes the result (a task is awaited once). The error is taken out, not copied: a
+  // reference left in the frame would make whoever frees the frame a holder of the exception
+  // the awaiter is handling (a started task moves it on, end_started_task; a destroyer on
+  // another thread would be ordered after the handler's reads only through libstdc++'s
+  // uninstrumented count, which ThreadSanitizer cannot see).
   T result() {
     if (this->m_error) std::rethrow_exception(std::exchange(this->m_error, nullptr));
     return std::move(*m_value);
   }
   // The end of a started task (final_awaiter): see end_started_task.
   std::coroutine_handle<> end_started(std::coroutine_handle<> h) noexcept {
+    assert(this->m_started != nullptr && "a task ended neither awaited, a member nor started");
     auto* const state = static_cast<future_state<T>*>(this->m_started);
     if (!this->m_error) {
       try {
@@ -148,6 +150,7 @@ class task_promise<void> : public task_promise_base<void> {
     if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
   }
   std::coroutine_handle<> end_started(std::coroutine_handle<> h) noexcept {
+    assert(m_started != nullptr && "a task ended neither awaited, a member nor started");
     auto* const state = static_cast<future_state<void>*>(m_started);
     if (!m_error) state->m_value.emplace('\0');
     return end_started_task(h, *state, m_error);

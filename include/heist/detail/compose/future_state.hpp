@@ -69,28 +69,11 @@ class future_state_base {
   // The producer, after storing m_value or m_error: fires the callback (a continuation, an
   // awaiting coroutine's resumer, a blocked waiter's signal). The caller holds a reference
   // across the call.
-  void complete() noexcept {
-    if (analysing()) analysis_completed(this);
-    HEIST_PERTURB_POINT(future_completing);
-    completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
-    if (cb != nullptr) cb->fire();
-    HEIST_PERTURB_POINT(future_completed);
-  }
+  void complete() noexcept { (void)complete_and_take(false); }
   // complete(), for a completer that can continue a coroutine by symmetric transfer: a
   // registered callback that is a coroutine's resumer (completion_callback::coroutine) is not
   // fired; its coroutine is returned, for the caller to continue now, on this thread.
-  std::coroutine_handle<> complete_taking_coroutine() noexcept {
-    if (analysing()) analysis_completed(this);
-    HEIST_PERTURB_POINT(future_completing);
-    completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
-    std::coroutine_handle<> h;
-    if (cb != nullptr) {
-      h = cb->coroutine();
-      if (!h) cb->fire();
-    }
-    HEIST_PERTURB_POINT(future_completed);
-    return h;
-  }
+  std::coroutine_handle<> complete_taking_coroutine() noexcept { return complete_and_take(true); }
   // Registers `cb` (at most one per state). ready: the state is already complete; the caller
   // runs cb itself (and sees the value: the CAS failure is an acquire).
   registration on_complete(completion_callback* cb) noexcept {
@@ -143,6 +126,21 @@ class future_state_base {
   }
 
  private:
+  HEIST_ALWAYS_INLINE std::coroutine_handle<> complete_and_take(bool take_coroutine) noexcept {
+    if (analysing()) analysis_completed(this);
+    HEIST_PERTURB_POINT(future_completing);
+    // acq_rel: the release publishes the value to a registrant that then sees the marker (its
+    // CAS failure acquires); the acquire takes the registered callback's fields (its CAS
+    // released them).
+    completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
+    std::coroutine_handle<> h;
+    if (cb != nullptr) {
+      if (take_coroutine) h = cb->coroutine();
+      if (!h) cb->fire();
+    }
+    HEIST_PERTURB_POINT(future_completed);
+    return h;
+  }
   static completion_callback* ready_marker() noexcept {
     // Never a callback's address (callbacks are at least pointer-aligned).
     return reinterpret_cast<completion_callback*>(std::uintptr_t{1});

@@ -1,5 +1,6 @@
 // wait_context: what a helping wait waits for. It is the state of a task_group (a count
-// of unfinished tasks, cancellation, the first exception) and of a future (count 1).
+// of unfinished tasks, cancellation, the first exception), and with a count of 1 the signal a
+// thread blocked on a future waits for (src/wait/future_wait.cpp).
 //
 // The count and a "waiter sleeps" bit share one atomic word, so that the task finishing
 // last learns in the same RMW whether somebody must be woken, and clears the bit in that
@@ -421,9 +422,9 @@ class wait_context {
   // cancelled (src/wait/wait_context.cpp).
   HEIST_NOINLINE bool check_cancelled(std::uint64_t epoch) noexcept;
 
-  // Not over-aligned here: a future's state (count 1) lives in 16-byte-aligned pool memory.
-  // The groups that count many stolen tasks (the loops' child groups, a graph run) put their
-  // wait_context on a cache line of its own (alignas(64) where they declare it), so that
+  // Not over-aligned here: a task_group in a coroutine lives in its frame, 16-byte-aligned
+  // pool memory. The groups that count many stolen tasks (the loops' child groups, a graph run) put
+  // their wait_context on a cache line of its own (alignas(64) where they declare it), so that
   // thieves' RMWs on m_state do not share a line with the owner's other data. A task_group
   // does not: it lives in the frame of a fork-join function, one per fork, whose children are
   // mostly popped back by the owner (owner-counted, no RMW); an over-aligned member made every
@@ -435,7 +436,7 @@ class wait_context {
   std::atomic<parker*> m_waiter{nullptr};
   std::atomic<completion_callback*> m_resumer{nullptr};
   wait_context* m_parent;
-  // The one-byte fields together (a future's state is a suspended coroutine's main cost).
+  // The one-byte fields together (a task_group is part of every fork-join coroutine's frame).
   std::atomic<bool> m_cancel{false};
   static constexpr std::uint8_t k_no_exception = 0;
   static constexpr std::uint8_t k_writing_exception = 1;
