@@ -271,7 +271,7 @@ class future_awaiter final : public completion_callback {
     if (m_state != nullptr) m_state->release();
   }
   bool await_ready() const {
-    if (m_state == nullptr) throw std::future_error(std::future_errc::no_state);
+    if (m_state == nullptr) detail::throw_no_state();
     return m_state->ready();
   }
   template <class P>
@@ -394,7 +394,7 @@ using schedule_awaitable = detail::schedule_awaitable;
 
 // co_await schedule(ex): the coroutine continues as a task of `ex`.
 inline schedule_awaitable schedule(executor& ex) {
-  return {&detail_impl(ex).default_arena()};
+  return {&detail::default_arena_of(ex)};
 }
 
 namespace detail {
@@ -417,7 +417,7 @@ future<T> start_in(arena& a, heist::task<T> t, const char* where) {
 // Runs t as a task on the current executor (or `ex`); the future yields its result.
 template <class T>
 future<T> start(executor& ex, heist::task<T> t) {
-  return detail::start_in(detail_impl(ex).default_arena(), std::move(t), "heist::start");
+  return detail::start_in(detail::default_arena_of(ex), std::move(t), "heist::start");
 }
 template <class T>
 future<T> start(heist::task<T> t) {

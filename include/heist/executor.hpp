@@ -1,4 +1,6 @@
-// executor: the work-stealing thread pool.
+// executor: the work-stealing thread pool. The pool itself (detail::executor_impl) lives in
+// the compiled library; this header keeps only what submit() and post() inline: the pool's
+// default arena, where their tasks go.
 #pragma once
 
 #include <cstddef>
@@ -7,13 +9,22 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/future.hpp"
 #include "heist/stats.hpp"
 
 namespace heist {
+
+class executor;
+
+namespace detail {
+class executor_impl;
+class arena;
+// The executor's default arena: where submit(), post(), task_group(executor&) and the
+// algorithms' executor overloads put their tasks.
+arena& default_arena_of(executor& ex) noexcept;
+}  // namespace detail
 
 class executor {
  public:
@@ -30,7 +41,7 @@ class executor {
   template <class F>
   future<std::invoke_result_t<std::decay_t<F>>> submit(F&& f) {
     using result = std::invoke_result_t<std::decay_t<F>>;
-    detail::arena& a = m_impl->default_arena();
+    detail::arena& a = *m_default_arena;
     future<result> fut(new detail::future_state<result>(&a));
     detail::spawn<detail::submit_job<std::decay_t<F>, result>>(a, nullptr, std::forward<F>(f),
                                                                fut.m_state);
@@ -40,8 +51,7 @@ class executor {
   // Runs f on the pool, fire and forget. An exception goes to on_unhandled_exception.
   template <class F>
   void post(F&& f) {
-    detail::spawn<detail::post_job<std::decay_t<F>>>(m_impl->default_arena(), nullptr,
-                                                     std::forward<F>(f));
+    detail::spawn<detail::post_job<std::decay_t<F>>>(*m_default_arena, nullptr, std::forward<F>(f));
   }
 
   // Blocks until every task submitted so far (and every task those spawned) has finished.
@@ -58,10 +68,12 @@ class executor {
 
  private:
   friend detail::executor_impl& detail_impl(executor& ex) noexcept;
+  friend detail::arena& detail::default_arena_of(executor& ex) noexcept;
   friend executor& default_executor();
   // The default executor's: `caller_seats` outside threads take part at once; others wait.
   executor(executor_options options, std::size_t caller_seats);
   std::unique_ptr<detail::executor_impl> m_impl;
+  detail::arena* m_default_arena;  // m_impl's default arena, for the inline spawns
 };
 
 // The process-wide executor, created on first use, never destroyed (its threads end with the
@@ -74,13 +86,16 @@ executor& default_executor();
 inline detail::executor_impl& detail_impl(executor& ex) noexcept {
   return *ex.m_impl;
 }
+inline detail::arena& detail::default_arena_of(executor& ex) noexcept {
+  return *ex.m_default_arena;
+}
 
 template <class T>
 template <class F>
 auto future<T>::then(executor& ex, F&& f) -> future<detail::then_result_t<T, F>> {
   check_valid();
   auto* dst =
-      detail::attach_then(m_state, detail_impl(ex).default_arena().lifetime(), std::forward<F>(f));
+      detail::attach_then(m_state, detail::default_arena_of(ex).lifetime(), std::forward<F>(f));
   m_state = nullptr;
   return future<detail::then_result_t<T, F>>(dst);
 }

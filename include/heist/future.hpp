@@ -7,7 +7,6 @@
 #include <atomic>
 #include <exception>
 #include <functional>
-#include <future>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -31,6 +30,9 @@ class task_graph;
 class executor;
 
 namespace detail {
+
+// Throws std::future_error(no_state): a moved-from or consumed future or task was used.
+[[noreturn]] void throw_no_state();
 
 // How heist's own code (when_all, coroutines) reaches a future's state and makes futures.
 struct future_access {
@@ -304,7 +306,7 @@ class future {
   explicit future(detail::future_state<T>* state) noexcept : m_state(state) {}
 
   void check_valid() const {
-    if (m_state == nullptr) throw std::future_error(std::future_errc::no_state);
+    if (m_state == nullptr) detail::throw_no_state();
   }
 
   detail::future_state<T>* m_state = nullptr;

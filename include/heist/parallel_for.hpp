@@ -71,7 +71,7 @@ void parallel_for(Index first, Index last, F&& f) {
 template <std::integral Index, detail::index_body<Index> F>
 void parallel_for(executor& ex, Index first, Index last, F&& f) {
   auto_partitioner p;
-  detail::index_for(detail_impl(ex).default_arena(), first, last, f, p);
+  detail::index_for(detail::default_arena_of(ex), first, last, f, p);
 }
 template <std::integral Index, detail::index_body<Index> F, detail::partitioner_type Partitioner>
 void parallel_for(Index first, Index last, F&& f, Partitioner&& p) {
@@ -79,7 +79,7 @@ void parallel_for(Index first, Index last, F&& f, Partitioner&& p) {
 }
 template <std::integral Index, detail::index_body<Index> F, detail::partitioner_type Partitioner>
 void parallel_for(executor& ex, Index first, Index last, F&& f, Partitioner&& p) {
-  detail::index_for(detail_impl(ex).default_arena(), first, last, f, p);
+  detail::index_for(detail::default_arena_of(ex), first, last, f, p);
 }
 
 // f(first), f(first + step), ... while below last. step must be positive
@@ -92,7 +92,7 @@ void parallel_for(Index first, Index last, Index step, F&& f) {
 template <std::integral Index, detail::index_body<Index> F>
 void parallel_for(executor& ex, Index first, Index last, Index step, F&& f) {
   auto_partitioner p;
-  detail::index_for(detail_impl(ex).default_arena(), first, last, step, f, p);
+  detail::index_for(detail::default_arena_of(ex), first, last, step, f, p);
 }
 template <std::integral Index, detail::index_body<Index> F, detail::partitioner_type Partitioner>
 void parallel_for(Index first, Index last, Index step, F&& f, Partitioner&& p) {
@@ -100,7 +100,7 @@ void parallel_for(Index first, Index last, Index step, F&& f, Partitioner&& p) {
 }
 template <std::integral Index, detail::index_body<Index> F, detail::partitioner_type Partitioner>
 void parallel_for(executor& ex, Index first, Index last, Index step, F&& f, Partitioner&& p) {
-  detail::index_for(detail_impl(ex).default_arena(), first, last, step, f, p);
+  detail::index_for(detail::default_arena_of(ex), first, last, step, f, p);
 }
 
 // body(subrange) over pieces of r, cut by the partitioner.
@@ -110,7 +110,7 @@ void parallel_for(const Range& r, Body&& body, Partitioner&& p = {}) {
 }
 template <detail::splittable_range Range, class Body, class Partitioner = auto_partitioner>
 void parallel_for(executor& ex, const Range& r, Body&& body, Partitioner&& p = {}) {
-  detail::run_for(detail_impl(ex).default_arena(), r, body, p);
+  detail::run_for(detail::default_arena_of(ex), r, body, p);
 }
 
 // Inside task arena `ta` (as if called from ta.execute).

@@ -233,7 +233,7 @@ void parallel_for_each(It first, It last, F&& f) {
 }
 template <std::input_iterator It, class F>
 void parallel_for_each(executor& ex, It first, It last, F&& f) {
-  detail::for_each_in(detail_impl(ex).default_arena(), std::move(first), std::move(last), f);
+  detail::for_each_in(detail::default_arena_of(ex), std::move(first), std::move(last), f);
 }
 template <std::input_iterator It, class F>
 void parallel_for_each(task_arena& ta, It first, It last, F&& f) {
@@ -250,8 +250,7 @@ void parallel_for_each(R&& r, F&& f) {
 template <std::ranges::input_range R, class F>
 requires std::ranges::common_range<R>
 void parallel_for_each(executor& ex, R&& r, F&& f) {
-  detail::for_each_in(detail_impl(ex).default_arena(), std::ranges::begin(r), std::ranges::end(r),
-                      f);
+  detail::for_each_in(detail::default_arena_of(ex), std::ranges::begin(r), std::ranges::end(r), f);
 }
 template <std::ranges::input_range R, class F>
 requires std::ranges::common_range<R>

@@ -24,7 +24,7 @@ template <detail::splittable_range Range, class T, class Body, class Join,
           class Partitioner = auto_partitioner>
 T parallel_reduce(executor& ex, const Range& r, T identity, Body&& body, Join&& join,
                   Partitioner&& p = {}) {
-  return detail::run_reduce(detail_impl(ex).default_arena(), r, identity, body, join, p);
+  return detail::run_reduce(detail::default_arena_of(ex), r, identity, body, join, p);
 }
 
 // Splits the range the same way every run, whatever the number of threads (down to the
@@ -36,7 +36,7 @@ T parallel_deterministic_reduce(const Range& r, T identity, Body&& body, Join&& 
 template <detail::splittable_range Range, class T, class Body, class Join>
 T parallel_deterministic_reduce(executor& ex, const Range& r, T identity, Body&& body,
                                 Join&& join) {
-  return detail::run_deterministic_reduce(detail_impl(ex).default_arena(), r, identity, body, join);
+  return detail::run_deterministic_reduce(detail::default_arena_of(ex), r, identity, body, join);
 }
 
 // Inside task arena `ta` (as if called from ta.execute).

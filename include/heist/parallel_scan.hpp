@@ -171,7 +171,7 @@ T parallel_scan(const Range& r, T identity, Scan&& scan, Combine&& combine) {
 }
 template <detail::splittable_range Range, class T, class Scan, class Combine>
 T parallel_scan(executor& ex, const Range& r, T identity, Scan&& scan, Combine&& combine) {
-  return detail::scan_in(detail_impl(ex).default_arena(), r, identity, scan, combine);
+  return detail::scan_in(detail::default_arena_of(ex), r, identity, scan, combine);
 }
 // Inside task arena `ta` (as if called from ta.execute).
 template <detail::splittable_range Range, class T, class Scan, class Combine>

@@ -94,7 +94,7 @@ void parallel_sort(It first, It last, const Compare& comp = {}) {
 template <std::random_access_iterator It, class Compare = std::less<>>
 requires detail::sortable_with<It, Compare>
 void parallel_sort(executor& ex, It first, It last, const Compare& comp = {}) {
-  detail::sort_in(detail_impl(ex).default_arena(), first, last, comp);
+  detail::sort_in(detail::default_arena_of(ex), first, last, comp);
 }
 // Inside task arena `ta` (as if called from ta.execute).
 template <std::random_access_iterator It, class Compare = std::less<>>

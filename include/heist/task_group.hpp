@@ -35,7 +35,7 @@ class task_group {
   // On the current executor: the one running the calling task, the arena of an enclosing
   // task_arena::execute, else default_executor().
   HEIST_ALWAYS_INLINE task_group() : task_group(detail::t_context) {}
-  explicit task_group(executor& ex) : task_group(detail_impl(ex).default_arena()) {}
+  explicit task_group(executor& ex) : task_group(detail::default_arena_of(ex)) {}
   // Waits for the tasks still running. If the group is destroyed by an exception
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
   // collected by wait() are dropped.

@@ -33,12 +33,12 @@
 
 #include <exception>
 #include <mutex>
-#include <thread>
 #include <utility>
 
 #include "heist/detail/compose/resume.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
 namespace heist::detail {
 
@@ -91,8 +91,8 @@ void graph_runner::wait_for_runs() noexcept {
     }
     last->release();
   }
-  while (in_flight())
-    std::this_thread::yield();
+  for (spin_backoff b; in_flight();)
+    b.pause();
 }
 
 void graph_runner::run_as_module(arena& a) {

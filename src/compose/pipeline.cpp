@@ -460,8 +460,7 @@ void run_pipeline(executor* ex, task_arena* ta, std::size_t max_live_tokens,
     ta->execute([&] { run_in(arena_of(*ta), max_live_tokens, stages); });
     return;
   }
-  run_in(ex != nullptr ? detail_impl(*ex).default_arena() : current_arena(), max_live_tokens,
-         stages);
+  run_in(ex != nullptr ? detail::default_arena_of(*ex) : current_arena(), max_live_tokens, stages);
 }
 
 }  // namespace heist::detail

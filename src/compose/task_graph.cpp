@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compose/graph_runner.hpp"
+#include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/spawn.hpp"
 
 namespace heist {
@@ -161,14 +162,14 @@ future<void> task_graph::run_until(std::function<bool()> stop) {
   return submit(detail::current_arena(), 0, std::move(stop));
 }
 future<void> task_graph::run(executor& ex) {
-  return submit(detail_impl(ex).default_arena(), 1, nullptr);
+  return submit(detail::default_arena_of(ex), 1, nullptr);
 }
 future<void> task_graph::run_n(executor& ex, std::size_t n) {
-  return submit(detail_impl(ex).default_arena(), n, nullptr);
+  return submit(detail::default_arena_of(ex), n, nullptr);
 }
 future<void> task_graph::run_until(executor& ex, std::function<bool()> stop) {
   if (!stop) throw std::invalid_argument("heist::task_graph::run_until: stop is empty");
-  return submit(detail_impl(ex).default_arena(), 0, std::move(stop));
+  return submit(detail::default_arena_of(ex), 0, std::move(stop));
 }
 
 }  // namespace heist

@@ -3,12 +3,12 @@
 // to do at home leases a slot of a task_arena that has work. (Glossary:
 // scheduler_internal.hpp.)
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "core/scheduler_internal.hpp"
 #include "heist/detail/core/arena_lease.hpp"
 #include "heist/detail/core/spawn.hpp"
+#include "heist/detail/platform/cpu.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
 namespace heist::detail {
 
@@ -97,6 +97,30 @@ void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, 
   inject(a, c, t);
 }
 
+void spawn_built(arena& a, task* t) {
+  thread_context& c = current_context();
+  if (analysing()) analysis_spawned(c, a.exec(), t);
+  if (holds_slot_of(c, a)) {
+    if (c.m_task_depth == 0) {
+      a.exec().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
+    } else {
+      c.m_slot->m_counters.created.bump();
+    }
+    bool was_empty;
+    try {
+      was_empty = c.m_slot->m_deque.push(t);
+    } catch (...) {  // out of memory growing the deque: the injection queue needs none
+      inject(a, c, t);
+      return;
+    }
+    HEIST_PERTURB_POINT(spawn_pushed);
+    if (was_empty) publish_push_into_empty(a);
+    return;
+  }
+  a.exec().admit_external(c);
+  inject(a, c, t);
+}
+
 void inject(arena& a, const thread_context& c, task* t) noexcept {
   // Thread contexts sit in thread-local storage, megabytes apart: mix the address so that
   // producers spread over the buckets.
@@ -113,8 +137,8 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
 }
 
 void arena::wait_for_injectors() const noexcept {
-  while (m_inject.producers_inside())
-    std::this_thread::yield();
+  for (spin_backoff b; m_inject.producers_inside();)
+    b.pause();
 }
 
 void arena_lifetime::close() noexcept {
@@ -124,11 +148,8 @@ void arena_lifetime::close() noexcept {
   HEIST_PERTURB_POINT(arena_closing);
   // Pins are short (a spawn or a helping wait on a future); a holder may be waiting for a
   // value, so this sleeps rather than spins.
-  for (auto pause = std::chrono::microseconds(1);
-       (m_word.load(std::memory_order_acquire) & ~k_closed) != 0;
-       pause = std::min(pause * 2, std::chrono::microseconds(1000))) {
-    std::this_thread::sleep_for(pause);
-  }
+  for (sleep_backoff b(1); (m_word.load(std::memory_order_acquire) & ~k_closed) != 0;)
+    b.pause();
 }
 
 slot* begin_lease(thread_context& c, arena& a) noexcept {

@@ -2,6 +2,8 @@
 // (wait_idle, shutdown) and task arenas. Statistics and traces are in executor_stats.cpp,
 // blocking() stand-ins in blocking.cpp.
 #include "heist/executor.hpp"
+#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
 #include <pthread.h>
 
@@ -79,7 +81,7 @@ executor_impl::executor_impl(executor_options options, callers c)
   }
   // Injection buckets: enough that a few external producers rarely share one.
   m_arena = std::make_unique<arena>(
-      *this, m_slots.get(),
+      *this, m_poller, m_slots.get(),
       arena::layout{m_num_slots, m_num_workers, m_num_workers + m_leasable_slots,
                     std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers),
                     c.others_wait});
@@ -319,8 +321,8 @@ void executor_impl::unregister_arena(arena& a) {
   }
   // A worker that picked the arena before it left the list may still be inside. acquire:
   // pairs with the visitor's release decrement (arena_visit.cpp).
-  while (a.m_visitors.load(std::memory_order_acquire) != 0)
-    std::this_thread::yield();
+  for (spin_backoff b; a.m_visitors.load(std::memory_order_acquire) != 0;)
+    b.pause();
 }
 
 // Under m_arenas_lock: the first arena, highest priority first and rotating from `start`
@@ -392,7 +394,8 @@ executor_options options_with_workers(std::size_t n) {
 executor::executor() : executor(executor_options{}) {}
 executor::executor(std::size_t num_workers) : executor(options_with_workers(num_workers)) {}
 executor::executor(executor_options options)
-    : m_impl(std::make_unique<detail::executor_impl>(std::move(options))) {}
+    : m_impl(std::make_unique<detail::executor_impl>(std::move(options))),
+      m_default_arena(&m_impl->default_arena()) {}
 
 executor::~executor() {
   if (!m_impl) return;
@@ -429,7 +432,8 @@ void executor::write_trace(std::ostream& out) const {
 
 executor::executor(executor_options options, std::size_t caller_seats)
     : m_impl(std::make_unique<detail::executor_impl>(
-          std::move(options), detail::executor_impl::callers{caller_seats, true})) {}
+          std::move(options), detail::executor_impl::callers{caller_seats, true})),
+      m_default_arena(&m_impl->default_arena()) {}
 
 executor& default_executor() {
   // Never destroyed: its threads end with the process, so tasks still running at exit

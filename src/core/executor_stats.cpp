@@ -206,4 +206,8 @@ void executor_impl::write_trace(std::ostream& out) const {
   out << "\n]}\n";
 }
 
+void count_external_finished(executor_impl& exec, const thread_context& c, bool executed) noexcept {
+  exec.count_external_finished(c, executed);
+}
+
 }  // namespace heist::detail

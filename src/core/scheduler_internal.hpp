@@ -47,17 +47,6 @@
 namespace heist::detail {
 
 // --- tuning ------------------------------------------------------------------------------
-// A searcher makes up to k_max_idle_rounds search rounds before it parks: the first
-// k_spin_rounds separated by a short pause, the rest by sched_yield. Each slot adapts its own
-// budget (slot::m_idle_rounds): a search that ends in parking halves it, one that found work
-// while spinning raises it, so a trickle of lone tasks converges to parking almost at once
-// (little CPU per task) while bursty fork-join keeps spinning through short gaps.
-inline constexpr std::uint32_t k_spin_rounds = 2;
-inline constexpr std::uint32_t k_max_idle_rounds = 6;
-inline constexpr unsigned k_pause_per_round = 32;
-// While a parallel loop runs in the arena, a searcher that used up its budget keeps yielding
-// for up to this long before it parks (arena::loops_running).
-inline constexpr std::int64_t k_loop_linger_ns = 100'000;
 inline constexpr std::uint32_t k_inject_check_interval = 64;
 // Most tasks a searcher with an empty deque takes from an injection bucket at once: it runs
 // the oldest and keeps the others in its deque, where the other workers can steal them

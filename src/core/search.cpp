@@ -4,9 +4,9 @@
 // Search: the injection queue, then steal attempts at victims chosen by the policy
 //      (sticky_random: the last victim first, then random ones; random; round_robin from
 //      the next index; none). A round makes 2x(victims) attempts. Then task arenas that
-//      have work and a free slot are visited, in rotating order. The first rounds spin
-//      (pause), the next ones yield, then the thread parks (idle_state.hpp); how many rounds
-//      adapts per slot (parking halves it, finding work while spinning grows it).
+//      have work and a free slot are visited, in rotating order. Between empty rounds the
+//      thread spins, then yields, then parks: sleep/idle_budget.hpp decides which and how
+//      many rounds (per slot, adaptive), park.cpp parks (idle_state.hpp's protocol).
 // A thief that took a task and sees more work behind it, while it was the last
 //      searcher and somebody sleeps, wakes one more thread: work spreads one wake-up at a
 //      time without waking threads for a trickle of single tasks. (That is L2, so only a
@@ -20,14 +20,13 @@
 //      4.2-4.8 to 3.9-4.2 ms.
 //
 // Parking (S1-S4 of idle_state.hpp's protocol) is in park.cpp.
-#include <chrono>
-#include <thread>
 #include <utility>
 
 #include "core/scheduler_internal.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/platform/topology.hpp"
 #include "heist/detail/sleep/wake_placement.hpp"
+#include "sleep/idle_budget.hpp"
 
 namespace heist::detail {
 
@@ -273,20 +272,9 @@ bool search_over(executor_impl& exec, wait_context* w) noexcept {
   return w != nullptr ? w->done() : exec.stopping();
 }
 
-// Should a searcher that used up its budget keep yielding instead of parking? While a loop
-// runs in `a`, for up to k_loop_linger_ns from the first time this search asked.
-bool lingers_for_loop(const arena& a, std::int64_t& until) noexcept {
-  if (until == 0 && !a.loops_running()) return false;
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
-  if (until == 0) until = now + k_loop_linger_ns;
-  return now < until;
-}
-
 // Searches arena `a` until a task is found, or `w` is done (w != null), or the executor
-// stops (w == null). Spins, then yields, then parks. A top-level searcher of the default
-// arena also visits task arenas that need a thread.
+// stops (w == null). Spins, then yields, then parks (idle_budget.hpp). A top-level searcher of the
+// default arena also visits task arenas that need a thread.
 found_task search(thread_context& c, arena& a, wait_context* w, const task_filter& f) {
   executor_impl& exec = a.exec();
   idle_state& idle = a.idle();
@@ -304,9 +292,8 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     self->m_domain.store(current_domain(), std::memory_order_relaxed);
   }
   // Finding work while searching grows the slot's spin budget (parking halves it).
-  const auto found_work = [self] {
-    if (self != nullptr && self->m_idle_rounds < k_max_idle_rounds) ++self->m_idle_rounds;
-  };
+  std::uint32_t* const adaptive_budget = self != nullptr ? &self->m_idle_rounds : nullptr;
+  const auto found_work = [adaptive_budget] { idle_budget::found_work(adaptive_budget); };
   // The first look: one round before counting as a searcher (see the file comment). Not
   // for a thread a waker or a restart already counted, nor where high-priority task arenas
   // come first (the loop serves them before this arena's work).
@@ -325,13 +312,13 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   auto leave = [&] {
     if (registered) leave_search(a, kind);
   };
-  std::uint32_t budget = self != nullptr ? self->m_idle_rounds : k_max_idle_rounds;
-  std::int64_t linger_until = 0;
-  for (std::uint32_t round = 0;; ++round) {
+  idle_budget budget(adaptive_budget);
+  for (;; budget.next_round()) {
     if (visitor && HEIST_UNLIKELY(exec.wants_above(arena::k_normal))) {
       // High-priority task arenas before the default arena's own work (priority.cpp).
       pending_leave leaving{&a, kind};
-      exec.serve_higher_priority(c, arena::k_normal, round, registered ? &leaving : nullptr);
+      exec.serve_higher_priority(c, arena::k_normal, budget.round(),
+                                 registered ? &leaving : nullptr);
       idle.begin_search(kind);
     }
     bool contention = false;
@@ -359,33 +346,23 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
             return {t, false};
           }
         }
-        round = 0;
+        budget.restart();
         continue;
       }
     }
     if (visitor && exec.has_task_arenas()) {
+      const std::uint32_t round = budget.round();
       if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {
         // Busy while visiting: not a searcher of the home arena meanwhile.
         HEIST_PERTURB_POINT(visit_entering);
         pending_leave leaving{&a, kind};
         visit(c, *x, registered ? &leaving : nullptr);
         idle.begin_search(kind);
-        round = 0;
+        budget.restart();
         continue;
       }
     }
-    if (contention || round < std::min(budget, k_spin_rounds)) {
-      for (unsigned i = 0; i < k_pause_per_round; ++i)
-        cpu_relax();
-      continue;
-    }
-    // While a scalability analysis runs, an idle thread parks after its spin rounds: a
-    // yielding thread would take CPU time from busy strands, which it measures in wall time.
-    if (!analysing() && (round < budget || lingers_for_loop(a, linger_until))) {
-      std::this_thread::yield();
-      continue;
-    }
-    if (self != nullptr) self->m_idle_rounds = std::max<std::uint32_t>(1, budget / 2);
+    if (budget.wait_for_next_round(a, contention)) continue;
     // A surplus stand-in retires instead of parking (its worker is back, and nothing is left
     // to do): spare_main hands its slot back.
     if (w == nullptr && c.m_spare && exec.spare_should_retire()) {
@@ -406,9 +383,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       }
     }
     // Woken for new work: search with the full budget again.
-    budget = k_max_idle_rounds;
-    round = 0;
-    linger_until = 0;
+    budget.woken();
   }
 }
 

@@ -1,11 +1,10 @@
 // task_arena: a strict arena with its own slots, registered with its executor so that idle
 // workers visit it (search.cpp: arena_to_visit; arena_visit.cpp: visit).
 #include "heist/task_arena.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
-#include <chrono>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace heist {
 namespace detail {
@@ -14,7 +13,7 @@ class task_arena_state {
  public:
   task_arena_state(std::size_t max_concurrency, executor_impl& exec, int level)
       : m_slots(std::make_unique<slot[]>(max_concurrency)),
-        m_arena(exec, m_slots.get(),
+        m_arena(exec, exec.poller_word(), m_slots.get(),
                 arena::layout{max_concurrency, 0, max_concurrency,
                               std::max<std::size_t>(2, max_concurrency), true,
                               exec.default_arena().idle().spreads_wakes()}) {
@@ -33,10 +32,8 @@ class task_arena_state {
     // it is registered.
     // Then it leaves the executor's list, and the executor waits for visitors still inside.
     m_arena.close_lifetime();
-    for (auto pause = std::chrono::microseconds(10); m_arena.in_flight() != 0;
-         pause = std::min(pause * 2, std::chrono::microseconds(1000))) {
-      std::this_thread::sleep_for(pause);
-    }
+    for (sleep_backoff b(10); m_arena.in_flight() != 0;)
+      b.pause();
     m_arena.exec().unregister_arena(m_arena);
     m_arena.wait_for_injectors();
   }

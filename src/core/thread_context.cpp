@@ -78,7 +78,7 @@ thread_context& make_external_context() {
 }
 
 arena& default_executor_arena() {
-  return detail_impl(default_executor()).default_arena();
+  return default_arena_of(default_executor());
 }
 
 }  // namespace heist::detail

@@ -13,10 +13,10 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
 #include "core/scheduler_internal.hpp"
 #include "heist/detail/core/arena_lease.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
 namespace heist::detail {
 
@@ -110,10 +110,8 @@ void spare_main(executor_impl& exec) {
       // There is one spare slot per allowed spare; a spare that just retired may still be
       // handing its slot back, for a few instructions.
       slot* s = a.try_lease_spare();
-      while (s == nullptr && !exec.stopping()) {
-        std::this_thread::yield();
-        s = a.try_lease_spare();
-      }
+      for (spin_backoff b; s == nullptr && !exec.stopping(); s = a.try_lease_spare())
+        b.pause();
       if (s == nullptr) break;
       c.m_exec = &exec;
       c.m_arena = &a;

@@ -33,13 +33,13 @@
 #include <iterator>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "heist/analysis.hpp"
 #include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/task_group.hpp"
 
@@ -140,7 +140,7 @@ std::uint64_t measure_steal_cost() {
     executor probe(o);
     std::vector<std::uint64_t> samples;
     for (int k = 0; k < 15; ++k) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));  // let the worker sleep
+      stall(200);  // let the worker sleep
       std::atomic<std::uint64_t> started{0};
       std::uint64_t spawned_at = 0;
       task_group g(probe);

@@ -1,12 +1,12 @@
 // The perturbation build's delays and test hooks (detail/diagnostics/perturb.hpp).
 #include "heist/detail/diagnostics/perturb.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
 namespace heist::detail::perturb {
 
@@ -101,9 +101,9 @@ void at(point p) noexcept {
   // Mostly a yield (lets the other core's thread run a few steps), sometimes a sleep long
   // enough for a whole search-and-park of another thread (tens of microseconds).
   if (((r >> 10) & 7) != 0) {
-    std::this_thread::yield();
+    stall(0);
   } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(5 + ((r >> 13) & 63)));
+    stall(static_cast<unsigned>(5 + ((r >> 13) & 63)));
   }
 }
 

@@ -2,6 +2,7 @@
 #include "heist/detail/sleep/idle_state.hpp"
 
 #include <cassert>
+#include <mutex>
 
 #include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/platform/topology.hpp"
@@ -61,7 +62,7 @@ bool idle_state::wake_one(bool roamer_only, bool waker_runs_on) noexcept {
   const std::uint32_t mine = near ? machine_topology().domain_of(cpu) : 0;
   const int waker_cpu = spread ? cpu : -1;
   {
-    std::lock_guard<std::mutex> lock(m_lock);
+    std::lock_guard<os_mutex> lock(m_lock);
     s = m_roamers;
     if (s == nullptr && !roamer_only) s = m_helpers;
     if (s == nullptr) return false;
@@ -93,7 +94,7 @@ void idle_state::wake_all() noexcept {
   for (;;) {
     parker* p = nullptr;
     {
-      std::lock_guard<std::mutex> lock(m_lock);
+      std::lock_guard<os_mutex> lock(m_lock);
       sleeper* s = m_roamers != nullptr ? m_roamers : m_helpers;
       if (s == nullptr) return;
       sleeper_to_searcher(*s);
@@ -104,7 +105,7 @@ void idle_state::wake_all() noexcept {
 }
 
 bool idle_state::retire(sleeper& me, sleeper& placeholder) noexcept {
-  std::lock_guard<std::mutex> lock(m_lock);
+  std::lock_guard<os_mutex> lock(m_lock);
   if (!me.m_listed) return false;  // a waker took us; its k_work signal is on its way
   assert(!placeholder.m_listed && placeholder.m_parker == nullptr);
   // The placeholder takes our place: same list, same position, same kind, and the sleeping
@@ -130,7 +131,7 @@ void idle_state::wake_stand_ins() noexcept {
   for (;;) {
     parker* p = nullptr;
     {
-      std::lock_guard<std::mutex> lock(m_lock);
+      std::lock_guard<os_mutex> lock(m_lock);
       sleeper* s = m_roamers;
       while (s != nullptr && s->m_kind != idle_kind::stand_in)
         s = s->m_next;
@@ -145,7 +146,7 @@ void idle_state::wake_stand_ins() noexcept {
 void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
   me.m_domain = current_domain();  // only this thread and wakers under the lock read it
   {
-    std::lock_guard<std::mutex> lock(m_lock);
+    std::lock_guard<os_mutex> lock(m_lock);
     // Debug invariants: a thread is listed at most once, and only a searcher goes to sleep
     // (its own count is in the word, which other threads' transitions cannot take away).
     assert(!me.m_listed && "a thread sleeps in one list, once");
@@ -172,7 +173,7 @@ void idle_state::prepare_sleep(sleeper& me, idle_kind k) noexcept {
 }
 
 bool idle_state::cancel_sleep(sleeper& me) noexcept {
-  std::lock_guard<std::mutex> lock(m_lock);
+  std::lock_guard<os_mutex> lock(m_lock);
   if (!me.m_listed) return false;  // a waker took us; its k_work signal is on its way
   sleeper_to_searcher(me);
   return true;

@@ -10,11 +10,11 @@
 // acquire. The registration is the state's one consumer for the length of the wait: a future
 // a caller holds is never registered (future_state.hpp), and on return the signal has fired,
 // so the state is ready and free.
-#include <thread>
 
 #include "core/scheduler_internal.hpp"
 #include "heist/detail/compose/future_state.hpp"
 #include "heist/detail/compose/resume.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 
 namespace heist::detail {
 
@@ -51,8 +51,8 @@ bool wait_until_ready(future_state_base& s) {
     // the signal must not die registered. Taken back: the error goes to the caller, the state
     // is free. Too late (the completer took it): it fires at once; wait for that.
     if (s.withdraw(&signal)) throw;
-    while (!signal.done().done())
-      std::this_thread::yield();
+    for (spin_backoff b; !signal.done().done();)
+      b.pause();
   }
   return true;
 }

@@ -4,9 +4,9 @@
 // cancel. Each runs at most once per group and wait, so they stay out of the header that every
 // fork inlines.
 #include <mutex>
-#include <thread>
 
 #include "heist/detail/platform/process_barrier.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
 namespace heist::detail {
@@ -26,9 +26,9 @@ void wait_context::claim_slow() noexcept {
   // on failure alike: pairs with O3's release (and the back-out's), and a failed CAS's value
   // is the one the next try takes.
   std::int64_t local = m_local.load(std::memory_order_acquire);
-  for (unsigned spins = 0;; ++spins) {
+  for (spin_backoff b;;) {
     if (is_busy(local)) {
-      if (spins > 64) std::this_thread::yield();  // the owner was preempted inside O1..O3
+      b.pause();  // the owner is inside O1..O3 (and may have been preempted there)
       local = m_local.load(std::memory_order_acquire);
       continue;
     }

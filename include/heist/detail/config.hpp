@@ -7,10 +7,6 @@
 
 #include <cstddef>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace heist::detail {
 
 // Size of a destructive-interference unit. std::hardware_destructive_interference_size is
@@ -20,15 +16,6 @@ inline constexpr std::size_t k_cache_line = 128;
 
 // Most workers a single executor accepts.
 inline constexpr std::size_t k_max_workers = 4096;
-
-// One pause of a spin-wait: tells the CPU this thread is spinning (x86 pause, Arm yield).
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 }  // namespace heist::detail
 

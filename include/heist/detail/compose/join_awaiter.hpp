@@ -14,10 +14,10 @@
 
 #include <coroutine>
 #include <exception>
-#include <thread>
 
 #include "heist/detail/compose/resume.hpp"
 #include "heist/detail/core/arena.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
 namespace heist::detail {
@@ -74,8 +74,8 @@ class join_awaiter final : public completion_callback {
         try {
           help_until(m_arena, m_ctx);
         } catch (...) {  // no stack extension available: wait without helping
-          while (!m_ctx.done())
-            std::this_thread::yield();
+          for (spin_backoff b; !m_ctx.done();)
+            b.pause();
         }
         return m_handle;
     }

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heist/detail/compose/poller.hpp"
 #include "heist/detail/core/arena_lifetime.hpp"
 #include "heist/detail/core/injection_queue.hpp"
 #include "heist/detail/core/slot.hpp"
@@ -42,8 +43,10 @@ class arena {
     bool slotless_wait = false;
   };
 
-  arena(executor_impl& exec, slot* slots, const layout& l)
+  // `exec_poller`: where `exec` publishes its poller (executor_impl::poller_word).
+  arena(executor_impl& exec, const std::atomic<poller*>& exec_poller, slot* slots, const layout& l)
       : m_exec(exec),
+        m_exec_poller(exec_poller),
         m_slots(slots),
         m_num_slots(l.num_slots),
         m_first_leasable(l.first_leasable),
@@ -71,6 +74,13 @@ class arena {
   void close_lifetime() noexcept { m_lifetime->close(); }
 
   executor_impl& exec() const noexcept { return m_exec; }
+  // Polled completions of the executor are pending (poller.hpp): a helping wait between
+  // tasks asks this, inline.
+  HEIST_ALWAYS_INLINE bool poll_pending() const noexcept {
+    // acquire: pairs with the release publication of the poller in poller_or_install.
+    const poller* p = m_exec_poller.load(std::memory_order_acquire);
+    return p != nullptr && p->pending() != 0;
+  }
   // Priority level (heist::priority as a number: 0 low, 1 normal, 2 high). The default arena
   // is normal; a task_arena's is set before it registers with its executor.
   static constexpr int k_low = 0, k_normal = 1, k_high = 2;
@@ -195,6 +205,7 @@ class arena {
   }
 
   executor_impl& m_exec;
+  const std::atomic<poller*>& m_exec_poller;
   arena_lifetime* const m_lifetime = new arena_lifetime(*this);
   slot* m_slots;
   std::size_t m_num_slots;

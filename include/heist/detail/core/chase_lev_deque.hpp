@@ -62,6 +62,7 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/deque_ring.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
+#include "heist/detail/platform/cpu.hpp"
 #include "heist/detail/platform/process_barrier.hpp"
 
 namespace heist::detail {

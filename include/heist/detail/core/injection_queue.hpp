@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/task.hpp"
@@ -56,7 +55,7 @@ class injection_queue {
       // relaxed: a hint; the sleep protocol's re-check reads it after its own fence.
       if (b.m_size.load(std::memory_order_relaxed) == 0) continue;
       if (!b.m_consumer.try_lock()) continue;  // another consumer is at it
-      std::lock_guard<spin_lock> lock(b.m_consumer, std::adopt_lock);
+      spin_lock::adopted lock(b.m_consumer);
       if (task* t = b.pop_matching(accept)) return t;
     }
     return nullptr;
@@ -73,7 +72,7 @@ class injection_queue {
       const std::size_t n = b.m_size.load(std::memory_order_relaxed);
       if (n == 0) continue;
       if (!b.m_consumer.try_lock()) continue;
-      std::lock_guard<spin_lock> lock(b.m_consumer, std::adopt_lock);
+      spin_lock::adopted lock(b.m_consumer);
       if (task* t = b.pop_batch(std::min(most, n / share + 1), rest)) return t;
     }
     return nullptr;

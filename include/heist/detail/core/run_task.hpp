@@ -17,7 +17,6 @@
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
-#include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/task.hpp"
 #include "heist/detail/core/thread_context.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
@@ -62,29 +61,18 @@ HEIST_ALWAYS_INLINE owner_counter& finish_counter(const thread_context& c, slot&
 
 // --- running a task (inline: the hot path of the scheduler's loops and of the wait) ------
 // Runs `t`'s body and records its span in the trace of the thread's slot, or the executor's
-// list for threads without one (executor_options::trace). Out of line: the untraced path
-// of run_task keeps no clock reading alive across the call.
+// list for threads without one (executor_options::trace). Out of line
+// (src/diagnostics/traced_run.cpp): the untraced path of run_task keeps no clock reading
+// alive across the call.
 // While a scalability analysis runs, every task takes this path too: its strand is measured
 // around the body (analysis_hooks.hpp); `group` is the task's group (null: none).
-HEIST_NOINLINE inline void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
-                                         const wait_context* group) noexcept {
-  const bool analysed = analysing();
-  analysis_frame before;
-  if (analysed) before = analysis_task_begin(c, t, group);
-  trace_buffer* const trace = c.m_slot != nullptr ? c.m_slot->m_trace : nullptr;
-  if (trace != nullptr || (c.m_slot == nullptr && c.m_exec->tracing())) {
-    const std::uint64_t start = trace_clock();
-    t->m_invoke(t, run);
-    if (trace != nullptr) {
-      trace->record(start, trace_clock(), stolen);
-    } else {
-      c.m_exec->record_external_span(start, trace_clock(), stolen);
-    }
-  } else {
-    t->m_invoke(t, run);
-  }
-  if (analysed) analysis_task_end(c, group, before);
-}
+void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
+                   const wait_context* group) noexcept;
+// Whether `exec` records the spans of tasks run by threads without a slot (its trace option).
+bool traces_spans(const executor_impl& exec) noexcept;
+// A task run by a thread without a slot of `exec` finished (its statistics; `executed`: its
+// body ran). Out of line: executor_impl::count_external_finished.
+void count_external_finished(executor_impl& exec, const thread_context& c, bool executed) noexcept;
 
 // One task of `group` (null: none; `counted_by_owner`: its spawn was counted by the group's
 // owner, try_add_owned): its group context, isolation and trace span, its statistics, and its
@@ -114,7 +102,8 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
     // synchronized with the push that published the field.
     c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
     ++c.m_task_depth;
-    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : c.m_exec->tracing()) || analysing()) {
+    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : traces_spans(*c.m_exec)) ||
+        analysing()) {
       invoke_traced(c, t, run, stolen, group);
     } else {
       t->m_invoke(t, run);
@@ -132,7 +121,7 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
     // release: see owner_counter::bump_release and executor_impl::in_flight.
     finished->bump_release();
   } else {
-    c.m_exec->count_external_finished(c, run);
+    count_external_finished(*c.m_exec, c, run);
   }
   // The own child's finish is the caller's, fused with its look at the group
   // (try_run_own_child).
@@ -237,7 +226,7 @@ HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, slot& 
                                                        wait_context& w, task* t) noexcept {
   // An isolated waiter runs only tasks of its region: try_run_own_child takes only those.
   const own_child_run r = try_run_own_child<CheckAnalysis>(c, own, w, t);
-  if (r != own_child_run::not_run && HEIST_UNLIKELY(c.m_exec->poll_pending())) {
+  if (r != own_child_run::not_run && HEIST_UNLIKELY(c.m_arena->poll_pending())) {
     poll_between_tasks(c);
   }
   return r;

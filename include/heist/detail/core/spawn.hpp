@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "heist/detail/core/arena.hpp"
-#include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/task.hpp"
 #include "heist/detail/core/thread_context.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
@@ -198,30 +197,8 @@ HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
 
 // Queues `t`, built earlier (a continuation, built when it was attached), into `a`: the
 // admission and the push of spawn(). Throws executor_closed like spawn (then `t` is not
-// queued and still the caller's).
-inline void spawn_built(arena& a, task* t) {
-  thread_context& c = current_context();
-  if (analysing()) analysis_spawned(c, a.exec(), t);
-  if (holds_slot_of(c, a)) {
-    if (c.m_task_depth == 0) {
-      a.exec().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
-    } else {
-      c.m_slot->m_counters.created.bump();
-    }
-    bool was_empty;
-    try {
-      was_empty = c.m_slot->m_deque.push(t);
-    } catch (...) {  // out of memory growing the deque: the injection queue needs none
-      inject(a, c, t);
-      return;
-    }
-    HEIST_PERTURB_POINT(spawn_pushed);
-    if (was_empty) publish_push_into_empty(a);
-    return;
-  }
-  a.exec().admit_external(c);
-  inject(a, c, t);
-}
+// queued and still the caller's). Out of line (src/core/arena_visit.cpp).
+void spawn_built(arena& a, task* t);
 
 // The bypass. A task whose last act completes a future (submit()'s task, a then()
 // continuation) calls that completion inside a task_end_scope; a continuation that the

@@ -5,9 +5,8 @@
 #pragma once
 
 #include <atomic>
-#include <thread>
 
-#include "heist/detail/config.hpp"
+#include "heist/detail/platform/cpu.hpp"
 
 namespace heist::detail {
 
@@ -23,7 +22,7 @@ class spin_lock {
       if (spins < 64) {
         cpu_relax();
       } else {
-        std::this_thread::yield();
+        os_yield();
       }
     }
   }
@@ -31,6 +30,18 @@ class spin_lock {
     // release: publishes the critical section to the next acquirer.
     m_locked.store(false, std::memory_order_release);
   }
+
+  // Unlocks, at the end of its scope, a lock the caller already holds (after try_lock).
+  class adopted {
+   public:
+    explicit adopted(spin_lock& held) noexcept : m_held(held) {}
+    ~adopted() { m_held.unlock(); }
+    adopted(const adopted&) = delete;
+    adopted& operator=(const adopted&) = delete;
+
+   private:
+    spin_lock& m_held;
+  };
 
  private:
   std::atomic<bool> m_locked{false};

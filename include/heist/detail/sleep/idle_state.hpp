@@ -75,9 +75,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "heist/detail/config.hpp"
+#include "heist/detail/platform/os_mutex.hpp"
 #include "heist/detail/sleep/parker.hpp"
 
 namespace heist::detail {
@@ -232,7 +232,7 @@ class idle_state {
 
   alignas(k_cache_line) std::atomic<std::uint64_t> m_state{0};
   std::atomic<std::uint64_t> m_roaming{0};
-  alignas(k_cache_line) std::mutex m_lock;
+  alignas(k_cache_line) os_mutex m_lock;
   // Most recent sleeper first: it has the warmest cache. Guarded by m_lock.
   sleeper* m_roamers = nullptr;
   sleeper* m_helpers = nullptr;
