@@ -22,12 +22,13 @@
 #include <utility>
 #include <vector>
 
+#include "heist/detail/config.hpp"
 #include "heist/executor.hpp"
 #include "heist/task_group.hpp"
 
 namespace heist {
 
-struct scalability_report {
+struct HEIST_API scalability_report {
   std::chrono::nanoseconds work{0};           // time in strands, summed (T1)
   std::chrono::nanoseconds span{0};           // the longest chain of dependent strands (T-inf)
   std::chrono::nanoseconds burdened_span{0};  // the same with steal_cost per spawn on the chain
@@ -58,7 +59,7 @@ namespace detail {
 class executor_impl;
 // One analysis: begun by the constructor (std::logic_error inside another analysis, or while
 // one of the same executor runs), ended by finish() or, if f threw, by the destructor.
-class analysis_session {
+class HEIST_API analysis_session {
  public:
   explicit analysis_session(executor_impl& exec);
   ~analysis_session();

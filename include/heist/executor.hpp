@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/future.hpp"
@@ -23,10 +24,10 @@ class executor_impl;
 class arena;
 // The executor's default arena: where submit(), post(), task_group(executor&) and the
 // algorithms' executor overloads put their tasks.
-arena& default_arena_of(executor& ex) noexcept;
+HEIST_API arena& default_arena_of(executor& ex) noexcept;
 }  // namespace detail
 
-class executor {
+class HEIST_API executor {
  public:
   executor();                                  // available_parallelism() workers
   explicit executor(std::size_t num_workers);  // 1..4096, else std::invalid_argument
@@ -81,7 +82,7 @@ class executor {
 // its work at once, the threads that call into it (a loop, a wait, get()) included. It has
 // max(1, available_parallelism() - 1) workers; a caller that would go past the limit queues
 // its work and waits without running any.
-executor& default_executor();
+HEIST_API executor& default_executor();
 
 inline detail::executor_impl& detail_impl(executor& ex) noexcept {
   return *ex.m_impl;

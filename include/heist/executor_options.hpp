@@ -8,10 +8,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "heist/detail/config.hpp"
+
 namespace heist {
 
 // Thrown by submit/post/run from outside an executor once its shutdown began.
-class executor_closed : public std::runtime_error {
+class HEIST_API executor_closed : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -24,7 +26,7 @@ enum class steal_policy {
   none,           // never steals; idle workers still take external submissions
 };
 
-struct executor_options {
+struct HEIST_API executor_options {
   std::size_t num_workers = 0;  // 0: available_parallelism() (heist/sizing.hpp)
   steal_policy policy = steal_policy::sticky_random;
   std::string name = "heist";  // worker thread names: "heist-0", "heist-1", ...

@@ -15,6 +15,7 @@
 
 #include "heist/detail/compose/future_state.hpp"
 #include "heist/detail/compose/resume.hpp"
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/wait/wait_context.hpp"
@@ -32,7 +33,7 @@ class executor;
 namespace detail {
 
 // Throws std::future_error(no_state): a moved-from or consumed future or task was used.
-[[noreturn]] void throw_no_state();
+[[noreturn]] HEIST_API void throw_no_state();
 
 // How heist's own code (when_all, coroutines) reaches a future's state and makes futures.
 struct future_access {

@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "heist/detail/config.hpp"
 #include "heist/executor.hpp"
 #include "heist/future.hpp"
 
@@ -49,9 +50,9 @@ class mpi_error : public std::runtime_error {
 // If MPI reports the request failed, the future holds an mpi_error. If the executor that
 // progresses it is destroyed first, the future holds std::runtime_error saying so (the
 // request stays with MPI, never completed through heist).
-future<MPI_Status> when_done(MPI_Request request);
+HEIST_API future<MPI_Status> when_done(MPI_Request request);
 // (heist) The same, progressed by `ex`.
-future<MPI_Status> when_done(MPI_Request request, executor& ex);
+HEIST_API future<MPI_Status> when_done(MPI_Request request, executor& ex);
 // (heist) One future per request, in order (see when_all to combine them).
 template <class Range>
 auto when_each_done(Range& requests) {
@@ -65,7 +66,7 @@ auto when_each_done(Range& requests) {
 // heist's own calls take this lock, and code that calls MPI while heist may be progressing
 // requests runs its calls through call(f) (or holds lock()). With MPI_THREAD_MULTIPLE the
 // lock is still taken by call() but heist's progress does not need it.
-std::unique_lock<std::mutex> lock();
+HEIST_API std::unique_lock<std::mutex> lock();
 template <class F>
 decltype(auto) call(F&& f) {
   auto held = lock();
@@ -81,6 +82,6 @@ struct progress_stats {
   std::uint64_t max_ns_in_call = 0;  // the longest single call
   std::size_t outstanding = 0;       // requests not yet completed
 };
-progress_stats stats(executor& ex);
+HEIST_API progress_stats stats(executor& ex);
 
 }  // namespace heist::mpi

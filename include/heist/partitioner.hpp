@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <memory>
 
+#include "heist/detail/config.hpp"
+
 namespace heist {
 
 namespace detail {
@@ -30,7 +32,7 @@ struct static_partitioner {};
 // iterations left. Chunk sizes adapt to iteration cost. Reusing the same object across calls
 // over the same range gives each worker the same share again, so its data stays in its cache.
 // One object must not be used by two loops at the same time.
-class affinity_partitioner {
+class HEIST_API affinity_partitioner {
  public:
   affinity_partitioner() noexcept;
   ~affinity_partitioner();

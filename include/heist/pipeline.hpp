@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "heist/detail/config.hpp"
 #include "heist/executor.hpp"
 
 namespace heist {
@@ -142,8 +143,8 @@ class pipeline_stage_of final : public pipeline_stage {
   F m_fn;
 };
 
-void run_pipeline(executor* ex, task_arena* ta, std::size_t max_live_tokens,
-                  const std::vector<std::shared_ptr<pipeline_stage>>& stages);
+HEIST_API void run_pipeline(executor* ex, task_arena* ta, std::size_t max_live_tokens,
+                            const std::vector<std::shared_ptr<pipeline_stage>>& stages);
 
 }  // namespace detail
 

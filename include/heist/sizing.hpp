@@ -3,6 +3,8 @@
 
 #include <cstddef>
 
+#include "heist/detail/config.hpp"
+
 namespace heist {
 
 // CPUs this process may use: HEIST_NUM_THREADS if set (1..4096; anything else, empty
@@ -11,6 +13,6 @@ namespace heist {
 // cpu.cfs_period_us, of the process's own cgroup and its ancestors), rounded up; at least 1,
 // at most 4096. A cgroup file that is missing or unreadable means no limit, never an error.
 // Read again at every call (the affinity mask and the quota can change at run time).
-std::size_t available_parallelism();
+HEIST_API std::size_t available_parallelism();
 
 }  // namespace heist

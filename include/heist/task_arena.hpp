@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/arena_lease.hpp"
 #include "heist/detail/core/executor_impl.hpp"
@@ -33,14 +34,14 @@ class task_arena_state;
 // shared counter k_isolation_tag_block at a time, so an isolate() costs one atomic
 // read-modify-write per 256 calls (one per call cost 7.7 ns on the Intel VM; oneTBB's
 // isolate 3.6-3.9).
-extern std::atomic<std::uintptr_t> g_next_isolation;
+extern HEIST_API std::atomic<std::uintptr_t> g_next_isolation;
 inline constexpr std::uintptr_t k_isolation_tag_block = 256;
-void reserve_isolation_tags(thread_context& c) noexcept;
+HEIST_API void reserve_isolation_tags(thread_context& c) noexcept;
 HEIST_ALWAYS_INLINE std::uintptr_t new_isolation_tag(thread_context& c) noexcept {
   if (HEIST_UNLIKELY(c.m_isolation_next == c.m_isolation_end)) reserve_isolation_tags(c);
   return c.m_isolation_next++;
 }
-arena& arena_of(task_arena& a) noexcept;
+HEIST_API arena& arena_of(task_arena& a) noexcept;
 
 // Runs f on the calling thread with `a` as its current arena, holding slot `s`.
 template <class F>
@@ -51,7 +52,7 @@ decltype(auto) run_in_slot(thread_context& c, arena& a, slot* s, F& f);
 // tasks at any moment, the thread inside execute() counted. It creates no thread of its own:
 // idle workers of the executor visit it when it has work and a free slot, and leave when it
 // has none. Tasks created inside execute() (task_group, parallel_for, ...) run in the arena.
-class task_arena {
+class HEIST_API task_arena {
  public:
   // max_concurrency 0 or above 4096: std::invalid_argument naming max_concurrency.
   explicit task_arena(std::size_t max_concurrency, executor& ex = default_executor());

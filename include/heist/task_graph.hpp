@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "heist/detail/compose/graph_node.hpp"
+#include "heist/detail/config.hpp"
 #include "heist/executor.hpp"
 #include "heist/future.hpp"
 
@@ -24,7 +25,7 @@ class task_arena;
 
 // A cheap, copyable handle to a node of a task_graph. Default-constructed handles are empty;
 // using one throws std::invalid_argument.
-class graph_node {
+class HEIST_API graph_node {
  public:
   graph_node() noexcept = default;
 
@@ -63,7 +64,7 @@ class graph_node {
   detail::graph_node_data* m_node = nullptr;
 };
 
-class task_graph {
+class HEIST_API task_graph {
  public:
   task_graph();
   // Waits for the runs in flight (helping, like future::get).

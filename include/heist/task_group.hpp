@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "heist/detail/compose/join_awaiter.hpp"
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena_lease.hpp"
 #include "heist/detail/core/run_task.hpp"
 #include "heist/detail/core/spawn.hpp"
@@ -30,7 +31,7 @@ template <class Refs, std::size_t... I>
 HEIST_ALWAYS_INLINE void run_by_reference(task_group& group, Refs& refs, std::index_sequence<I...>);
 }  // namespace detail
 
-class task_group {
+class HEIST_API task_group {
  public:
   // On the current executor: the one running the calling task, the arena of an enclosing
   // task_arena::execute, else default_executor().

@@ -1,6 +1,8 @@
 // The library's version. The one place it is written: CMakeLists.txt reads it from here.
 #pragma once
 
+#include "heist/detail/config.hpp"
+
 #define HEIST_VERSION_MAJOR 0
 #define HEIST_VERSION_MINOR 3
 #define HEIST_VERSION_PATCH 0
@@ -18,6 +20,6 @@ struct version_info {
 
 // The version of the library linked in (HEIST_VERSION is the one of the headers compiled
 // against; they differ when an application runs against a newer shared library).
-version_info version() noexcept;
+HEIST_API version_info version() noexcept;
 
 }  // namespace heist

@@ -31,6 +31,15 @@ inline constexpr std::size_t k_max_workers = 4096;
 #define HEIST_ALWAYS_INLINE inline
 #endif
 
+// What the compiled library exports. It builds with hidden visibility (a shared build exports
+// only this): every class, function and variable of a header that is defined in the library,
+// or shared between the library and the code including the header, is marked HEIST_API.
+#if defined(__GNUC__) || defined(__clang__)
+#define HEIST_API __attribute__((visibility("default")))
+#else
+#define HEIST_API
+#endif
+
 // Thread-local variables of the library: initial-exec, one %fs-relative load even in
 // position-independent code (a static library built with -fPIC, or a shared one), instead
 // of a call to __tls_get_addr per access.

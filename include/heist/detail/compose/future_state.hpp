@@ -33,6 +33,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/arena_lifetime.hpp"
 #include "heist/detail/core/thread_context.hpp"
@@ -176,6 +177,6 @@ class future_state final : public future_state_base {
 // in the calling thread's own (the default executor's outside every executor). Registers a
 // signal on this thread's stack as the state's callback and helps until it fires. False,
 // without waiting: another consumer's callback is registered. src/wait/future_wait.cpp.
-bool wait_until_ready(future_state_base& s);
+HEIST_API bool wait_until_ready(future_state_base& s);
 
 }  // namespace heist::detail

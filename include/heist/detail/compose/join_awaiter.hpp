@@ -16,16 +16,17 @@
 #include <exception>
 
 #include "heist/detail/compose/resume.hpp"
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
 namespace heist::detail {
 
-void help_until(arena& a, wait_context& w);
+HEIST_API void help_until(arena& a, wait_context& w);
 
 // co_await group.join(): suspends until the group's tasks are done; the last one resumes it.
-class join_awaiter final : public completion_callback {
+class HEIST_API join_awaiter final : public completion_callback {
  public:
   join_awaiter(wait_context& ctx, arena& a) noexcept
       : m_ctx(ctx), m_arena(a), m_resume_group(current_group()) {}

@@ -17,9 +17,11 @@
 #include <atomic>
 #include <cstddef>
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
-class poller {
+class HEIST_API poller {
  public:
   virtual ~poller() = default;
   // Asks once for completions and delivers them; true if any completed. May be called by

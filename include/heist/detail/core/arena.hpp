@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "heist/detail/compose/poller.hpp"
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena_lifetime.hpp"
 #include "heist/detail/core/injection_queue.hpp"
 #include "heist/detail/core/slot.hpp"
@@ -29,7 +30,7 @@ namespace heist::detail {
 
 class executor_impl;
 
-class arena {
+class HEIST_API arena {
  public:
   struct layout {
     std::size_t num_slots;       // all slots

@@ -8,14 +8,16 @@
 
 #include <new>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/thread_context.hpp"
 
 namespace heist::detail {
 
 // Out of line (arena_visit.cpp).
-slot* begin_lease(thread_context& c, arena& a) noexcept;
-void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& saved) noexcept;
+HEIST_API slot* begin_lease(thread_context& c, arena& a) noexcept;
+HEIST_API void end_lease(thread_context& c, arena& a, slot& s,
+                         const scheduling_state& saved) noexcept;
 
 class arena_lease {
  public:

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
 
 namespace heist::detail {
@@ -44,7 +45,7 @@ class arena_lifetime;
 
 // A thread's batch of references to one arena_lifetime (file comment). `lifetime` may be a
 // lifetime deleted since, only when `count` is 0: then it is compared, never used.
-struct lifetime_ref_batch {
+struct HEIST_API lifetime_ref_batch {
   arena_lifetime* lifetime = nullptr;
   std::uint32_t count = 0;
   // Returned at the thread's exit: a holder released after that (by a later thread_local's
@@ -55,10 +56,10 @@ struct lifetime_ref_batch {
   lifetime_ref_batch& operator=(const lifetime_ref_batch&) = delete;
   ~lifetime_ref_batch();  // returns the batch (below)
 };
-inline thread_local lifetime_ref_batch t_lifetime_refs;
+inline HEIST_API thread_local lifetime_ref_batch t_lifetime_refs;
 inline constexpr std::uint32_t k_ref_batch = 256;
 
-class arena_lifetime {
+class HEIST_API arena_lifetime {
  public:
   explicit arena_lifetime(arena& a) noexcept : m_arena(&a) {}
   arena_lifetime(const arena_lifetime&) = delete;

@@ -31,7 +31,7 @@ namespace heist::detail {
 struct pending_leave;
 class start_placement;  // wake_placement.hpp
 
-class executor_impl {
+class HEIST_API executor_impl {
  public:
   // How many threads outside the pool may take part in its work at once (each on a leased
   // slot), and whether one that finds no free slot only waits (arena::slotless_threads_wait).

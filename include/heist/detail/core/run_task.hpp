@@ -66,13 +66,14 @@ HEIST_ALWAYS_INLINE owner_counter& finish_counter(const thread_context& c, slot&
 // alive across the call.
 // While a scalability analysis runs, every task takes this path too: its strand is measured
 // around the body (analysis_hooks.hpp); `group` is the task's group (null: none).
-void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
-                   const wait_context* group) noexcept;
+HEIST_API void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
+                             const wait_context* group) noexcept;
 // Whether `exec` records the spans of tasks run by threads without a slot (its trace option).
-bool traces_spans(const executor_impl& exec) noexcept;
+HEIST_API bool traces_spans(const executor_impl& exec) noexcept;
 // A task run by a thread without a slot of `exec` finished (its statistics; `executed`: its
 // body ran). Out of line: executor_impl::count_external_finished.
-void count_external_finished(executor_impl& exec, const thread_context& c, bool executed) noexcept;
+HEIST_API void count_external_finished(executor_impl& exec, const thread_context& c,
+                                       bool executed) noexcept;
 
 // One task of `group` (null: none; `counted_by_owner`: its spawn was counted by the group's
 // owner, try_add_owned): its group context, isolation and trace span, its statistics, and its
@@ -207,14 +208,14 @@ HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own
 
 // Polled completions (poller.hpp) at a task boundary of a busy thread, at most every
 // k_busy_poll_interval_ns (worker_loop.cpp). Callers check exec.poll_pending() first.
-HEIST_NOINLINE void poll_between_tasks(thread_context& c) noexcept;
+HEIST_NOINLINE HEIST_API void poll_between_tasks(thread_context& c) noexcept;
 
 // --- the wait (task_group::wait) ---------------------------------------------------------
 // The helping wait, out of line (src/wait/helping_wait.cpp): the thread holds a slot of `a`, and
 // `popped` is what it just popped from its own deque and did not run (may be null).
-void help_after_pop(thread_context& c, wait_context& w, task* popped);
+HEIST_API void help_after_pop(thread_context& c, wait_context& w, task* popped);
 // The helping wait for any thread; `w` was seen not done (spawn.hpp declares it too).
-void help_until_pending(arena& a, wait_context& w);
+HEIST_API void help_until_pending(arena& a, wait_context& w);
 
 // Runs `t`, just popped from the calling thread's own deque inside a helping wait for `w`
 // (the caller counts the nesting: depth_guard), if it is a child of `w` that may run here

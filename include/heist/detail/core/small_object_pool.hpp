@@ -21,7 +21,7 @@
 
 namespace heist::detail {
 
-class small_object_pool {
+class HEIST_API small_object_pool {
  public:
   static constexpr std::size_t k_granule = 16;
   static constexpr std::size_t k_classes = 64;  // 16 .. 1024 bytes

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/task.hpp"
 #include "heist/detail/core/thread_context.hpp"
@@ -20,22 +21,22 @@ namespace heist::detail {
 
 // --- out-of-line entry points (src/core/arena_visit.cpp, src/wait/helping_wait.cpp) -------------
 // Queues `t` on `a`'s injection queue and wakes a sleeper if needed.
-void inject(arena& a, const thread_context& c, task* t) noexcept;
+HEIST_API void inject(arena& a, const thread_context& c, task* t) noexcept;
 // New work in task arena `a`: if it has a free slot, wake a roamer of the executor to visit.
-void attract_visitor(arena& a) noexcept;
+HEIST_API void attract_visitor(arena& a) noexcept;
 // Helping wait: the calling thread runs tasks until `w` is done.
-void help_until(arena& a, wait_context& w);
+HEIST_API void help_until(arena& a, wait_context& w);
 // The same, for a caller that just saw `w` not done (saves the first check).
-void help_until_pending(arena& a, wait_context& w);
+HEIST_API void help_until_pending(arena& a, wait_context& w);
 // Runs fn(arg) on a fresh stack when the calling thread's stack is nearly used up
 // (helping recursion); otherwise calls it directly. Rethrows what fn throws.
-void call_with_stack_headroom(void (*fn)(void*), void* arg);
+HEIST_API void call_with_stack_headroom(void (*fn)(void*), void* arg);
 // Routes an exception thrown by a post() task to its executor's handler.
-void report_unhandled_exception(std::exception_ptr e) noexcept;
+HEIST_API void report_unhandled_exception(std::exception_ptr e) noexcept;
 
 // The arena that task_group() and the algorithms use when none is given: the arena of the
 // running task or task_arena::execute, else the default executor's.
-arena& default_executor_arena();
+HEIST_API arena& default_executor_arena();
 // The same for a caller that read the thread's context (`c`, may be null) already.
 HEIST_ALWAYS_INLINE arena& current_arena(const thread_context* c) {
   if (HEIST_LIKELY(c != nullptr && c->m_arena != nullptr)) return *c->m_arena;
@@ -113,7 +114,7 @@ task* build_task(thread_context& c, wait_context* group, Args&&... args) {
 }
 
 // Undoes a built task that could not be queued (push ran out of memory).
-void abandon_task(thread_context& c, task* t) noexcept;
+HEIST_API void abandon_task(thread_context& c, task* t) noexcept;
 
 // After a push from inside a task into an *empty* deque of `a` (spawns, spawn_built, the
 // isolated waiter's push-back): wakes a sleeper if no one searches (P3-P4, idle_state.hpp)
@@ -156,11 +157,11 @@ HEIST_ALWAYS_INLINE void queue_on_own_slot(arena& a, thread_context& c, slot& ow
 // (run_and_wait's function, task_arena::execute's body, a helping wait between tasks), with
 // `t` built: it is outside the executor, so after shutdown began its submissions are refused
 // like any outsider's (then `t` is discarded and executor_closed thrown).
-void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t);
+HEIST_API void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t);
 // spawn() from a thread without a slot of `a` (an outsider, or a thread of another arena),
 // with `t` built: admitted like any outsider's submission, counted in `group` and queued on
 // the injection queue.
-void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t);
+HEIST_API void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t);
 
 // Spawns a task of kind Job, built from `args`, into arena `a`, as a member of `group` (may
 // be null). Inline in the caller (a task_group::run in a loop is the hot path of nested
@@ -198,7 +199,7 @@ HEIST_ALWAYS_INLINE void spawn(arena& a, wait_context* group, Args&&... args) {
 // Queues `t`, built earlier (a continuation, built when it was attached), into `a`: the
 // admission and the push of spawn(). Throws executor_closed like spawn (then `t` is not
 // queued and still the caller's). Out of line (src/core/arena_visit.cpp).
-void spawn_built(arena& a, task* t);
+HEIST_API void spawn_built(arena& a, task* t);
 
 // The bypass. A task whose last act completes a future (submit()'s task, a then()
 // continuation) calls that completion inside a task_end_scope; a continuation that the

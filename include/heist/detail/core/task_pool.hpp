@@ -51,9 +51,9 @@ struct task_memory_stats {
   std::size_t slab_bytes;    // memory obtained from the system for task blocks
   std::size_t depot_blocks;  // free blocks held by the depot
 };
-task_memory_stats task_memory() noexcept;
+HEIST_API task_memory_stats task_memory() noexcept;
 
-class task_pool {
+class HEIST_API task_pool {
  public:
   task_pool() = default;
   task_pool(const task_pool&) = delete;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/small_object_pool.hpp"
 #include "heist/detail/core/task_pool.hpp"
 #include "heist/detail/diagnostics/analysis_hooks.hpp"
@@ -31,7 +32,7 @@ struct scheduling_state {
   std::uint32_t m_task_depth = 0;   // tasks of m_exec running on this logical stack
 };
 
-struct thread_context : scheduling_state {
+struct HEIST_API thread_context : scheduling_state {
   thread_context() noexcept;
   thread_context(const thread_context&) = delete;
   thread_context& operator=(const thread_context&) = delete;
@@ -87,9 +88,9 @@ HEIST_ALWAYS_INLINE bool holds_slot_of(const thread_context& c, const arena& a) 
 
 // The calling thread's context, or nullptr if it never touched heist (HEIST_TLS_MODEL:
 // config.hpp).
-extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
+extern HEIST_API constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 
-thread_context& make_external_context();
+HEIST_API thread_context& make_external_context();
 
 HEIST_ALWAYS_INLINE thread_context& current_context() {
   thread_context* c = t_context;
@@ -100,8 +101,8 @@ HEIST_ALWAYS_INLINE thread_context& current_context() {
 // Small-object memory (small_object_pool.hpp): the calling thread's pool; bigger blocks use
 // the global operator new; a thread outside heist uses the depot (src/core/small_objects.cpp).
 // Blocks are 16-byte aligned. deallocate_small takes the size given to allocate_small.
-void* allocate_small_outside(std::size_t n);
-void deallocate_small_outside(void* p, std::size_t n) noexcept;
+HEIST_API void* allocate_small_outside(std::size_t n);
+HEIST_API void deallocate_small_outside(void* p, std::size_t n) noexcept;
 HEIST_ALWAYS_INLINE void* allocate_small(std::size_t n) {
   const std::size_t c = small_object_pool::class_of(n);
   thread_context* const self = t_context;

@@ -47,7 +47,7 @@ struct analysis_frame {
 
 // Analyses running in the process (at most one per executor).
 // On a cache line of its own: read on every spawn and join, written twice per analysis.
-alignas(64) inline std::atomic<std::uint32_t> g_analyses_running{0};
+alignas(64) inline HEIST_API std::atomic<std::uint32_t> g_analyses_running{0};
 
 HEIST_ALWAYS_INLINE bool analysing() noexcept {
 #if HEIST_ANALYSIS
@@ -60,24 +60,25 @@ HEIST_ALWAYS_INLINE bool analysing() noexcept {
 }
 
 // The hooks (src/diagnostics/analysis.cpp), called only when analysing() is true.
-void analysis_spawned(thread_context& c, const executor_impl& exec, const task* t) noexcept;
+HEIST_API void analysis_spawned(thread_context& c, const executor_impl& exec,
+                                const task* t) noexcept;
 // Returns the thread's frame before the task, to hand back to analysis_task_end.
-analysis_frame analysis_task_begin(thread_context& c, const task* t,
-                                   const wait_context* group) noexcept;
-void analysis_task_end(thread_context& c, const wait_context* group,
-                       const analysis_frame& before) noexcept;
+HEIST_API analysis_frame analysis_task_begin(thread_context& c, const task* t,
+                                             const wait_context* group) noexcept;
+HEIST_API void analysis_task_end(thread_context& c, const wait_context* group,
+                                 const analysis_frame& before) noexcept;
 // The calling thread joins `key` (a group, a future's state, a graph node): its path becomes
 // the longest of its own and those recorded for the key.
-void analysis_joined(const void* key) noexcept;
+HEIST_API void analysis_joined(const void* key) noexcept;
 // The calling thread's path so far is recorded for `key`, for whoever joins it (a future's
 // producer completing it, a graph node releasing a successor, a node ending in its run).
-void analysis_completed(const void* key) noexcept;
+HEIST_API void analysis_completed(const void* key) noexcept;
 // What was recorded for `from` is recorded for `to` as well (an input already complete when
 // when_all registers on it).
-void analysis_forwarded(const void* from, const void* to) noexcept;
+HEIST_API void analysis_forwarded(const void* from, const void* to) noexcept;
 // Pauses the calling thread's strand for a wait; true if it did (then resume it after).
-bool analysis_pause() noexcept;
-void analysis_resume() noexcept;
+HEIST_API bool analysis_pause() noexcept;
+HEIST_API void analysis_resume() noexcept;
 
 // Pauses the calling thread's strand for the scope of a helping wait.
 class analysis_wait_scope {

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "heist/detail/config.hpp"
+
 #ifndef HEIST_PERTURB
 #define HEIST_PERTURB 0
 #endif
@@ -79,21 +81,21 @@ enum class point : std::uint32_t {
   count
 };
 
-const char* name(point p) noexcept;
+HEIST_API const char* name(point p) noexcept;
 
 #if HEIST_PERTURB
 // The delay (or hook) of one step. Out of line: it is a test build.
-void at(point p) noexcept;
+HEIST_API void at(point p) noexcept;
 
 // A test's hook: called at `p` on every thread that reaches it, instead of the random delay,
 // until cleared (nullptr). Hooks must be installed while no heist thread is at that point.
 using hook_fn = void (*)(point, void* arg);
-void set_hook(point p, hook_fn fn, void* arg) noexcept;
-void clear_hooks() noexcept;
+HEIST_API void set_hook(point p, hook_fn fn, void* arg) noexcept;
+HEIST_API void clear_hooks() noexcept;
 // The seed in use (HEIST_PERTURB_SEED, or one drawn from the clock and printed).
-std::uint64_t seed() noexcept;
+HEIST_API std::uint64_t seed() noexcept;
 // Turns the random delays off or on (hooks stay active); on by default.
-void set_random_delays(bool on) noexcept;
+HEIST_API void set_random_delays(bool on) noexcept;
 #endif
 
 }  // namespace heist::detail::perturb

@@ -9,10 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
 // Nanoseconds on the steady clock.
-std::uint64_t trace_clock() noexcept;
+HEIST_API std::uint64_t trace_clock() noexcept;
 
 struct trace_span {
   std::uint64_t start;
@@ -20,7 +22,7 @@ struct trace_span {
   bool stolen;
 };
 
-class trace_buffer {
+class HEIST_API trace_buffer {
  public:
   trace_buffer() noexcept = default;
   trace_buffer(const trace_buffer&) = delete;

@@ -4,6 +4,8 @@
 // yields or sleeps (sleep/backoff.hpp); the spin lock beside this file is the one other user.
 #pragma once
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
 // One pause of a spin-wait: tells the CPU this thread is spinning (x86 pause, Arm yield).
@@ -16,8 +18,8 @@ inline void cpu_relax() noexcept {
 }
 
 // Lets another runnable thread have this CPU (sched_yield).
-void os_yield() noexcept;
+HEIST_API void os_yield() noexcept;
 // Blocks the calling thread for at least `microseconds`.
-void os_sleep_microseconds(unsigned microseconds) noexcept;
+HEIST_API void os_sleep_microseconds(unsigned microseconds) noexcept;
 
 }  // namespace heist::detail

@@ -17,20 +17,22 @@
 #include <optional>
 #include <string>
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
 // The CPU quota (in CPUs, fractional) of the cgroups the files under `root` describe: root
 // is prepended to /proc/self/cgroup, /proc/self/mountinfo and the mount points they name
 // ("" for the real system; a fixture directory in the tests). nullopt: no quota.
-std::optional<double> cgroup_cpu_quota(const std::string& root);
+HEIST_API std::optional<double> cgroup_cpu_quota(const std::string& root);
 
 // The number of CPUs in this thread's affinity mask (sched_getaffinity); nullopt if the call
 // failed.
-std::optional<std::size_t> affinity_cpu_count();
+HEIST_API std::optional<std::size_t> affinity_cpu_count();
 
 // HEIST_NUM_THREADS's value parsed: nullopt when `value` is null (unset); 1..4096 else;
 // std::invalid_argument naming HEIST_NUM_THREADS for anything else.
-std::optional<std::size_t> parse_num_threads(const char* value);
+HEIST_API std::optional<std::size_t> parse_num_threads(const char* value);
 
 // What available_parallelism() saw and chose, for reports.
 struct parallelism_report {
@@ -42,6 +44,6 @@ struct parallelism_report {
   const char* reason = "";              // "HEIST_NUM_THREADS", "affinity mask", ...
 };
 // Root of the cgroup files: HEIST_CGROUP_ROOT if set (a test hook), else "".
-parallelism_report explain_parallelism();
+HEIST_API parallelism_report explain_parallelism();
 
 }  // namespace heist::detail

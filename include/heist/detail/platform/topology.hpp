@@ -17,9 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
-struct cpu_topology {
+struct HEIST_API cpu_topology {
   // Per CPU number: the cache domain (the smallest CPU number sharing its last-level cache)
   // and the NUMA node; empty when unknown.
   std::vector<std::uint32_t> llc_of_cpu;
@@ -33,15 +35,15 @@ struct cpu_topology {
 };
 
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}; malformed parts are skipped.
-std::vector<std::uint32_t> parse_cpu_list(const std::string& text);
+HEIST_API std::vector<std::uint32_t> parse_cpu_list(const std::string& text);
 // Reads the topology below `root` ("" for the machine; a fixture tree in the tests).
-cpu_topology read_topology(const std::string& root);
+HEIST_API cpu_topology read_topology(const std::string& root);
 // The machine's topology, read once (HEIST_SYSFS_ROOT, a test hook, replaces the root).
-const cpu_topology& machine_topology();
+HEIST_API const cpu_topology& machine_topology();
 // Whether the scheduler's topology paths run at all (more than one cache domain).
-bool multi_domain() noexcept;
+HEIST_API bool multi_domain() noexcept;
 // The cache domain of the CPU the calling thread runs on now (0 with one domain).
-std::uint32_t current_domain() noexcept;
+HEIST_API std::uint32_t current_domain() noexcept;
 
 // One round of a topology-aware thief (the file comment): calls try_victim(v) for every
 // victim v != self in [0, n) whose domain_of(v) is `mine`, starting at `start` and walking

@@ -121,7 +121,7 @@ inline sleeper* nearest_sleeper(sleeper* head, std::uint32_t mine, int scan) noe
   return head;
 }
 
-class idle_state {
+class HEIST_API idle_state {
  public:
   static constexpr std::uint64_t k_one_searcher = 1;
   static constexpr std::uint64_t k_one_sleeper = std::uint64_t{1} << 32;

@@ -10,15 +10,17 @@
 #include <atomic>
 #include <cstdint>
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept;
+HEIST_API void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept;
 // As futex_wait, but returns after at most `timeout_ns` nanoseconds.
-void futex_wait_for(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                    std::int64_t timeout_ns) noexcept;
-void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept;
+HEIST_API void futex_wait_for(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                              std::int64_t timeout_ns) noexcept;
+HEIST_API void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept;
 
-class parker {
+class HEIST_API parker {
  public:
   static constexpr std::uint32_t k_work = 1;
   static constexpr std::uint32_t k_group = 2;

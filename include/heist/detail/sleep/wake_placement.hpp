@@ -46,6 +46,7 @@
 #include <memory>
 #include <thread>
 
+#include "heist/detail/config.hpp"
 #include "heist/detail/core/thread_context.hpp"
 
 namespace heist::detail {
@@ -53,36 +54,36 @@ namespace heist::detail {
 // Whether an executor of `workers` workers, created by the calling thread, spreads
 // wake-ups: its affinity mask (which the workers inherit) holds at least two CPUs and at
 // least `workers` CPUs (with more workers than CPUs, sharing a CPU is unavoidable).
-bool spread_wakes(std::size_t workers) noexcept;
+HEIST_API bool spread_wakes(std::size_t workers) noexcept;
 
 // The CPU the calling thread runs on, or -1 where unknown.
-int current_cpu() noexcept;
+HEIST_API int current_cpu() noexcept;
 
 // The waker's half: give the CPU to a thread queued behind the caller, if any.
-void yield_to_wakee() noexcept;
+HEIST_API void yield_to_wakee() noexcept;
 
 // Moves the calling thread off CPU `cpu` to another CPU of its affinity mask, then restores
 // the mask. Returns the CPU it ran on while `cpu` was excluded, or -1 if it did not move
 // (the mask has no other CPU, or does not hold `cpu`, or a call failed).
-int step_off_cpu(int cpu) noexcept;
+HEIST_API int step_off_cpu(int cpu) noexcept;
 
 // The wakee's half, on a thread that consumed a k_work signal: if its waker recorded its CPU
 // and the caller runs on it, step off. Only the executor's own threads move (workers and
 // stand-ins); a user's thread in a helping wait keeps its mask untouched. Returns what
 // step_off_cpu returned, or -1 if there was nothing to do.
-int step_off_waker_cpu(const thread_context& c) noexcept;
+HEIST_API int step_off_waker_cpu(const thread_context& c) noexcept;
 
 // The initial workers' CPUs (the file comment). plan_start_placement returns null where the
 // creator's mask does not allow spreading `workers` threads (spread_wakes is false).
 class start_placement;
-std::shared_ptr<start_placement> plan_start_placement(std::size_t workers);
+HEIST_API std::shared_ptr<start_placement> plan_start_placement(std::size_t workers);
 // The creator, right after creating worker `index`'s thread `t`: narrow it to its CPU, then
 // mark it placed (always, also when the kernel refused).
-void place_started_worker(start_placement& p, std::size_t index, std::thread& t) noexcept;
+HEIST_API void place_started_worker(start_placement& p, std::size_t index, std::thread& t) noexcept;
 // Worker `index`, first thing on its thread: wait for the mark, then take the creator's mask.
-void settle_started_worker(start_placement& p, std::size_t index) noexcept;
+HEIST_API void settle_started_worker(start_placement& p, std::size_t index) noexcept;
 // The CPU the calling thread ran on while narrowed by its start placement; -1 if it was not
 // placed (a restart, a user's thread, an executor that does not spread).
-int start_cpu() noexcept;
+HEIST_API int start_cpu() noexcept;
 
 }  // namespace heist::detail

@@ -5,11 +5,13 @@
 
 #include <coroutine>
 
+#include "heist/detail/config.hpp"
+
 namespace heist::detail {
 
 // Runs once, on the thread that completes what it was registered on (a future's state, or a
 // group whose coroutine waits in co_await group.join()). Must not throw.
-class completion_callback {
+class HEIST_API completion_callback {
  public:
   virtual void fire() noexcept = 0;
   // A coroutine's resumer (co_await group.join()) returns the coroutine, so that the task

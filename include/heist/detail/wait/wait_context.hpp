@@ -46,14 +46,14 @@
 namespace heist::detail {
 
 struct thread_context;
-extern constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
+extern HEIST_API constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 
 // Whether owner-counted joins are on (the process-wide barrier they need is available), set
 // once when the first executor starts (src/wait/owner_counting.cpp). relaxed: a group created
 // before it is set simply counts in m_state only.
-inline std::atomic<bool> g_owner_counting{false};
+inline HEIST_API std::atomic<bool> g_owner_counting{false};
 // Turns owner counting on if the barrier is available; every executor calls it at start.
-void enable_owner_counting() noexcept;
+HEIST_API void enable_owner_counting() noexcept;
 
 // Which counting a wait_context uses (see the file comment).
 enum class join_counting : std::uint8_t { shared, owner };
@@ -61,7 +61,7 @@ enum class join_counting : std::uint8_t { shared, owner };
 // Bumped by every cancel(); see the file comment.
 inline std::atomic<std::uint64_t> g_cancel_epoch{1};
 
-class wait_context {
+class HEIST_API wait_context {
  public:
   // m_state: bit 0 says a waiter sleeps (k_sleeping); bits 1..63 hold a signed count in units
   // of k_one (a thief's finish of an owner-counted child may take it below zero).

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Test (ctest exports.only_heist_symbols, shared builds): libheist.so exports heist's own
+# symbols and nothing else. Every defined dynamic symbol demangles to heist::..., or to the
+# type information, vtable, guard variable or thread-local wrapper of one; the library's
+# private classes (declared only under src/) stay hidden; and the exports include the entry
+# points the headers call (a build that hid everything would pass the first check alone).
+# Usage: check_exports.sh LIBRARY
+set -eu
+lib=$1
+symbols=$(mktemp)
+trap 'rm -f "$symbols"' EXIT
+# Defined, dynamic, demangled; the version-node entries (type A) are not symbols of code.
+nm -DC --defined-only "$lib" | awk '$2 != "A" { $1 = ""; $2 = ""; sub(/^  */, ""); print }' >"$symbols"
+count=$(wc -l <"$symbols")
+foreign=$(grep -vE '^((typeinfo|typeinfo name|vtable|guard variable|TLS init function|TLS wrapper function) for )?heist::' "$symbols" || true)
+if [ -n "$foreign" ]; then
+  echo "$lib exports symbols outside heist::"
+  echo "$foreign" | head -20
+  exit 1
+fi
+for private in 'heist::detail::idle_budget::' 'heist::detail::graph_runner::'; do
+  if grep -qF "$private" "$symbols"; then
+    echo "$lib exports a private class: $(grep -F "$private" "$symbols" | head -1)"
+    exit 1
+  fi
+done
+for needed in 'heist::executor::executor(' 'heist::detail::help_until(' 'heist::detail::t_context' \
+              'heist::detail::inject(' 'typeinfo for heist::executor_closed'; do
+  if ! grep -qF "$needed" "$symbols"; then
+    echo "$lib does not export $needed"
+    exit 1
+  fi
+done
+echo "$lib: $count symbols, all of heist::"
