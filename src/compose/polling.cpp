@@ -15,6 +15,10 @@ poller& executor_impl::poller_or_install(std::unique_ptr<poller> (*make)(executo
   // release: pairs with the acquire loads in poll_pending/poll_once; the poller is fully
   // built before a worker can see it.
   m_poller.store(m_poller_owner.get(), std::memory_order_release);
+  // Each arena's copy (arena::poll_pending); an arena registering later copies it itself.
+  m_arena->set_poller(m_poller_owner.get());
+  for (arena* a : m_task_arenas)
+    a->set_poller(m_poller_owner.get());
   return *m_poller_owner;
 }
 

@@ -81,7 +81,7 @@ executor_impl::executor_impl(executor_options options, callers c)
   }
   // Injection buckets: enough that a few external producers rarely share one.
   m_arena = std::make_unique<arena>(
-      *this, m_poller, m_slots.get(),
+      *this, m_slots.get(),
       arena::layout{m_num_slots, m_num_workers, m_num_workers + m_leasable_slots,
                     std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers),
                     c.others_wait});
@@ -294,6 +294,8 @@ void executor_impl::wait_idle() {
 // --- task arenas --------------------------------------------------------------------------
 void executor_impl::register_arena(arena& a) {
   std::lock_guard<std::mutex> lock(m_arenas_lock);
+  // relaxed under the lock: poller_or_install stores it under the same lock.
+  a.set_poller(m_poller.load(std::memory_order_relaxed));
   m_task_arenas.push_back(&a);
   // release: pairs with has_task_arenas' acquire (a hint that makes searchers look; the list
   // itself is read under the lock).

@@ -13,7 +13,7 @@ class task_arena_state {
  public:
   task_arena_state(std::size_t max_concurrency, executor_impl& exec, int level)
       : m_slots(std::make_unique<slot[]>(max_concurrency)),
-        m_arena(exec, exec.poller_word(), m_slots.get(),
+        m_arena(exec, m_slots.get(),
                 arena::layout{max_concurrency, 0, max_concurrency,
                               std::max<std::size_t>(2, max_concurrency), true,
                               exec.default_arena().idle().spreads_wakes()}) {

@@ -44,10 +44,8 @@ class HEIST_API arena {
     bool slotless_wait = false;
   };
 
-  // `exec_poller`: where `exec` publishes its poller (executor_impl::poller_word).
-  arena(executor_impl& exec, const std::atomic<poller*>& exec_poller, slot* slots, const layout& l)
+  arena(executor_impl& exec, slot* slots, const layout& l)
       : m_exec(exec),
-        m_exec_poller(exec_poller),
         m_slots(slots),
         m_num_slots(l.num_slots),
         m_first_leasable(l.first_leasable),
@@ -76,11 +74,17 @@ class HEIST_API arena {
 
   executor_impl& exec() const noexcept { return m_exec; }
   // Polled completions of the executor are pending (poller.hpp): a helping wait between
-  // tasks asks this, inline.
+  // tasks asks this, inline, with one load from the arena it already holds.
   HEIST_ALWAYS_INLINE bool poll_pending() const noexcept {
-    // acquire: pairs with the release publication of the poller in poller_or_install.
-    const poller* p = m_exec_poller.load(std::memory_order_acquire);
+    // acquire: pairs with set_poller's release (the poller is fully built when seen).
+    const poller* p = m_poller.load(std::memory_order_acquire);
     return p != nullptr && p->pending() != 0;
+  }
+  // The executor's poller, copied into each of its arenas under the executor's arena lock:
+  // when it is installed (into every registered arena) and when an arena registers.
+  void set_poller(poller* p) noexcept {
+    // release: pairs with poll_pending's acquire.
+    m_poller.store(p, std::memory_order_release);
   }
   // Priority level (heist::priority as a number: 0 low, 1 normal, 2 high). The default arena
   // is normal; a task_arena's is set before it registers with its executor.
@@ -206,7 +210,6 @@ class HEIST_API arena {
   }
 
   executor_impl& m_exec;
-  const std::atomic<poller*>& m_exec_poller;
   arena_lifetime* const m_lifetime = new arena_lifetime(*this);
   slot* m_slots;
   std::size_t m_num_slots;
@@ -215,6 +218,7 @@ class HEIST_API arena {
   bool m_strict;
   bool m_slotless_wait;
   int m_level = k_normal;
+  std::atomic<poller*> m_poller{nullptr};  // the executor's, once installed (set_poller)
   injection_queue m_inject;
   idle_state m_idle;
   std::atomic<std::size_t> m_high_water;

@@ -130,8 +130,6 @@ class HEIST_API executor_impl {
   poller& poller_or_install(std::unique_ptr<poller> (*make)(executor_impl&));
   // acquire: pairs with poller_or_install's release store (the poller is fully built).
   poller* installed_poller() const noexcept { return m_poller.load(std::memory_order_acquire); }
-  // Where the poller is published: every arena of the executor reads it (arena::poll_pending).
-  const std::atomic<poller*>& poller_word() const noexcept { return m_poller; }
   HEIST_ALWAYS_INLINE bool poll_pending() const noexcept {
     // acquire: pairs with the release publication of the poller in poller_or_install.
     const poller* p = m_poller.load(std::memory_order_acquire);
