@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "heist/detail/compose/future_state.hpp"
+#include "heist/detail/compose/join_awaiter.hpp"
 #include "heist/detail/compose/resume.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
@@ -30,6 +31,10 @@
 #include "heist/task_group.hpp"
 
 namespace heist {
+
+inline detail::join_awaiter task_group::join() noexcept {
+  return detail::join_awaiter(m_context, *m_arena);
+}
 
 template <class T = void>
 class task;

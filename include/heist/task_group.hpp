@@ -10,19 +10,19 @@
 #include <type_traits>
 #include <utility>
 
-#include "heist/detail/compose/join_awaiter.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/arena_lease.hpp"
 #include "heist/detail/core/run_task.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/wait/wait_context.hpp"
-#include "heist/executor.hpp"
 
 namespace heist {
 
+class executor;
 class task_group;
 
 namespace detail {
+class join_awaiter;
 // task_group::run(task<void>): defined in coroutine.hpp, which the caller includes.
 template <class Task>
 void run_task_in_group(arena& a, wait_context& group, Task&& t);
@@ -36,7 +36,8 @@ class HEIST_API task_group {
   // On the current executor: the one running the calling task, the arena of an enclosing
   // task_arena::execute, else default_executor().
   HEIST_ALWAYS_INLINE task_group() : task_group(detail::t_context) {}
-  explicit task_group(executor& ex) : task_group(detail::default_arena_of(ex)) {}
+  // On `ex` (its default arena). Out of line: this header does not define executor.
+  explicit task_group(executor& ex);
   // Waits for the tasks still running. If the group is destroyed by an exception
   // unwinding the stack, unstarted tasks are cancelled first. Task exceptions not
   // collected by wait() are dropped.
@@ -66,7 +67,8 @@ class HEIST_API task_group {
   // co_await group.join() inside a coroutine: suspends until every task of the group has
   // finished (the last one resumes the coroutine as a task: no thread waits, no stack
   // grows), then rethrows the first exception, like wait(). The group is reusable after.
-  detail::join_awaiter join() noexcept { return detail::join_awaiter(m_context, *m_arena); }
+  // Defined in coroutine.hpp, which a coroutine that awaits it includes.
+  detail::join_awaiter join() noexcept;
 
   // Runs f on the calling thread as a member of the group, then wait(). A thread outside
   // the pool joins it for the duration (a leased slot), so f's spawns are cheap.

@@ -2,8 +2,6 @@
 // (wait_idle, shutdown) and task arenas. Statistics and traces are in executor_stats.cpp,
 // blocking() stand-ins in blocking.cpp.
 #include "heist/executor.hpp"
-#include "heist/detail/core/executor_impl.hpp"
-#include "heist/detail/sleep/backoff.hpp"
 
 #include <pthread.h>
 
@@ -17,11 +15,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
 #include "heist/detail/platform/topology.hpp"
+#include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/sleep/wake_placement.hpp"
 #include "heist/sizing.hpp"
+#include "heist/task_group.hpp"
 
 namespace heist {
 namespace detail {
@@ -436,6 +437,8 @@ executor::executor(executor_options options, std::size_t caller_seats)
     : m_impl(std::make_unique<detail::executor_impl>(
           std::move(options), detail::executor_impl::callers{caller_seats, true})),
       m_default_arena(&m_impl->default_arena()) {}
+
+task_group::task_group(executor& ex) : task_group(detail::default_arena_of(ex)) {}
 
 executor& default_executor() {
   // Never destroyed: its threads end with the process, so tasks still running at exit

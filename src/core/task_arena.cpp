@@ -1,10 +1,11 @@
 // task_arena: a strict arena with its own slots, registered with its executor so that idle
 // workers visit it (search.cpp: arena_to_visit; arena_visit.cpp: visit).
 #include "heist/task_arena.hpp"
-#include "heist/detail/sleep/backoff.hpp"
 
 #include <stdexcept>
 #include <string>
+
+#include "heist/detail/sleep/backoff.hpp"
 
 namespace heist {
 namespace detail {

@@ -1,12 +1,13 @@
 // The perturbation build's delays and test hooks (detail/diagnostics/perturb.hpp).
 #include "heist/detail/diagnostics/perturb.hpp"
-#include "heist/detail/sleep/backoff.hpp"
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+
+#include "heist/detail/sleep/backoff.hpp"
 
 namespace heist::detail::perturb {
 

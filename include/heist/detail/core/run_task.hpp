@@ -19,7 +19,6 @@
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/task.hpp"
 #include "heist/detail/core/thread_context.hpp"
-#include "heist/detail/diagnostics/trace.hpp"
 #include "heist/detail/wait/stack_headroom.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
