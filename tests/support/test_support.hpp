@@ -148,7 +148,10 @@ inline int process_threads() {
   return -1;
 }
 
-inline std::string this_thread_name() {
+// Not inlined: glibc declares pthread_self() const, and clang 14, inlining this into a
+// coroutine, reuses the thread handle read before a suspension point after it (the coroutine
+// may have resumed on another thread). A call of its own reads it afresh.
+__attribute__((noinline)) inline std::string this_thread_name() {
   char buf[32] = {};
   pthread_getname_np(pthread_self(), buf, sizeof buf);
   return buf;
