@@ -1,8 +1,9 @@
 # heist_header_check: every header under include/heist/ (public and detail) compiled on its
 # own, twice in one translation unit. A header that uses a name without including what
 # declares it, or lacks its include guard, fails to build here, even where every test and
-# example happens to include what it forgot first (the tests share one precompiled header of
-# <gtest/gtest.h> and <heist/heist.hpp>, which would hide it). Not part of `all`: CI builds it
+# example happens to include what it forgot first (with HEIST_TEST_PCH the tests share one
+# precompiled header of <gtest/gtest.h> and <heist/heist.hpp>, which would hide it). Not part
+# of `all`: CI builds it
 # in the release-clang stage (CMakePresets.json), where it costs seconds; the warnings are the
 # library's, errors included.
 function(heist_add_header_check)
