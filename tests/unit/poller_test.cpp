@@ -141,6 +141,47 @@ TEST(Poller, BusyWorkersPollBetweenTasks) {
   EXPECT_EQ(item.get(), 7);
 }
 
+// A helping wait asks its own arena whether anything is pending (arena::poll_pending): each
+// arena holds a copy of the executor's poller. A task arena that registered before the
+// poller was installed gets its copy at the installation; without it, a thread that only
+// forks and waits inside that arena never polls, and nothing else here does: the one worker
+// is held in a task that spins.
+TEST(Poller, WaitsInATaskArenaCreatedBeforeThePollerPoll) {
+  heist_test::watchdog dog("WaitsInATaskArenaCreatedBeforeThePollerPoll", 60s);
+  heist::executor ex(1);
+  heist::task_arena arena(1, ex);
+  std::atomic<bool> worker_held{false}, release_worker{false};
+  ex.post([&] {
+    worker_held = true;
+    while (!release_worker.load())
+      std::this_thread::yield();
+  });
+  ASSERT_TRUE(eventually([&] { return worker_held.load(); }));
+  flag_poller& p = install(ex);
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  heist::future<int> item = p.add(flag, 9, heist::detail_impl(ex));
+  bool completed_while_busy = false;
+  arena.execute([&] {
+    // The loop runs as a task, and each of its groups has one child: every wait pops that
+    // child and runs it inline (run_popped_own_child), and is done without reaching the
+    // out-of-line helping loop (which asks the executor's own word).
+    heist::task_group outer;
+    outer.run([&] {
+      for (int round = 0; round < 200000 && !item.is_ready(); ++round) {
+        heist::task_group g;
+        g.run([] {});
+        g.wait();
+        if (round == 100) flag->store(true);
+      }
+      completed_while_busy = item.is_ready();
+    });
+    outer.wait();
+  });
+  release_worker = true;
+  EXPECT_TRUE(completed_while_busy) << "the arena's waits never polled";
+  EXPECT_EQ(item.get(), 9);
+}
+
 TEST(Poller, ItemsAddedToAParkedOrRetiredPoolComplete) {
   heist_test::watchdog dog("ItemsAddedToAParkedOrRetiredPoolComplete", 60s);
   heist::executor_options o;

@@ -1,8 +1,8 @@
-// backoff: how a thread with nothing to run waits for a step another thread is taking (a
-// lock holder finishing its section, an owner inside its count update, a producer leaving
-// the injection queue, visitors leaving an arena, tasks draining before a destructor goes
-// on). Every such wait in heist goes through here, so the choice between spinning, yielding
-// and sleeping is made in one place:
+// backoff: how a thread with nothing to run waits for a step another thread is taking (an
+// owner inside its count update, a producer leaving the injection queue, visitors leaving an
+// arena, tasks draining before a destructor goes on). Every such wait above platform/ goes
+// through here, so the choice between spinning, yielding and sleeping is made in one place.
+// (platform/spin_lock.hpp, below this layer, takes spin_backoff's steps itself.)
 // - spin_backoff: for steps of a few instructions. Pauses first, then yields the CPU on every
 //   step, so a holder preempted mid-step gets the CPU back.
 // - sleep_backoff: for waits that may last milliseconds. Sleeps, doubling from a first pause
