@@ -78,7 +78,7 @@ class depot {
     for (std::size_t b = 0; b < k_blocks_per_slab; b += k_task_batch) {
       task* head = nullptr;
       for (std::size_t i = k_task_batch; i-- > 0;) {
-        task* t = ::new (blocks + (b + i) * k_task_block_size) task{};
+        task* t = ::new (blocks + (b + i) * k_task_block_size) task_block{};
         // relaxed: new blocks, handed on under the depot's lock.
         t->m_next.store(head, std::memory_order_relaxed);
         head = t;

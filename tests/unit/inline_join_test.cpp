@@ -6,12 +6,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <latch>
+#include <new>
 #include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "heist/detail/core/run_task.hpp"
 #include "heist/heist.hpp"
 
 namespace {
@@ -134,6 +137,60 @@ TEST(InlineJoin, AnotherGroupsTaskOnTopOfTheDequeIsPutBackAndStillRuns) {
   };
   heist::start(ex, body()).get();
   EXPECT_TRUE(other_ran.load());
+}
+
+// A member run() from inside a task is queued by its own frame: no block of the task pool.
+TEST(InlineJoin, AMemberIsQueuedByItsOwnFrameWithoutAPoolBlock) {
+  heist::executor ex(1);
+  std::atomic<int> n{0};
+  auto body = [&]() -> heist::task<std::ptrdiff_t> {
+    heist::task_group g;
+    const heist::detail::task_pool& pool = heist::detail::current_context().m_pool;
+    const auto before = static_cast<std::ptrdiff_t>(pool.local_count());
+    for (int i = 0; i < 10; ++i)
+      g.run(add_one(n));
+    const auto after = static_cast<std::ptrdiff_t>(pool.local_count());
+    co_await g.join();
+    co_return before - after;
+  };
+  EXPECT_EQ(heist::start(ex, body()).get(), 0) << "blocks taken from the pool for 10 members";
+  EXPECT_EQ(n.load(), 10);
+}
+
+// A thief inside an isolated region reads the isolation of the task it may steal before
+// taking it; a member's entry lies in its frame, which may be freed by then, so the filter
+// tells it by its address and never reads it (task.hpp, frame_task_address).
+TEST(InlineJoin, AnIsolatedThiefRejectsAMembersEntryWithoutReadingIt) {
+  alignas(16) std::byte memory[64];
+  // A task at 8 mod 16, as a member's entry in its promise; its isolation field says "yours".
+  auto* entry = ::new (static_cast<void*>(memory + 8)) heist::detail::task{};
+  entry->m_isolation.store(42, std::memory_order_relaxed);
+  auto* block = ::new (static_cast<void*>(memory + 32)) heist::detail::task{};
+  block->m_isolation.store(42, std::memory_order_relaxed);
+  const heist::detail::task_filter isolated{42};
+  EXPECT_TRUE(heist::detail::frame_task_address(entry));
+  EXPECT_FALSE(isolated.accepts(entry));
+  EXPECT_TRUE(isolated.accepts(block));  // a block of the pool (0 mod 16) is read
+  EXPECT_TRUE(heist::detail::task_filter{}.accepts(entry));  // an open filter takes anything
+}
+
+// Inside an isolated region members go through blocks of the pool (an entry in a frame is
+// queued with isolation 0 only); each runs once, inlined or not.
+TEST(InlineJoin, MembersRunInsideAnIsolatedRegionRunOnce) {
+  for (std::size_t workers : {1u, 2u}) {
+    heist::executor ex(workers);
+    std::atomic<int> n{0};
+    auto body = [&]() -> heist::task<void> {
+      heist::task_group g;
+      for (int i = 0; i < 50; ++i)
+        g.run(add_one(n));
+      co_await g.join();
+    };
+    heist::task_group outer(ex);
+    outer.run([&] { heist::isolate([&] { heist::sync_wait(body()); }); });
+    outer.wait();
+    EXPECT_EQ(n.load(), 50) << workers << " workers";
+  }
 }
 
 TEST(Bypass, AThenChainCompletedByATaskRunsOnOneThread) {

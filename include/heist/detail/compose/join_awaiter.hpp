@@ -18,6 +18,7 @@
 #include "heist/detail/compose/resume.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
+#include "heist/detail/core/run_task.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
@@ -100,8 +101,27 @@ class HEIST_API join_awaiter final : public completion_callback {
  private:
   // If the top of the calling thread's deque is a coroutine member of this group, pops it and
   // returns it, ready to run as inlined by this join; members found cancelled are destroyed
-  // and counted out on the way. Null otherwise (the deque as it was). src/wait/coroutine_join.cpp.
+  // and counted out on the way. Null otherwise (the deque as it was). Inline: the common case
+  // (coroutine.hpp, which defines it with the promise); what else the pop finds goes to
+  // take_member_after_pop (src/wait/coroutine_join.cpp).
   std::coroutine_handle<> take_member() noexcept;
+  // The rest of take_member on thread `c`, whose slot is `s`, for `popped`, just popped from
+  // its deque and not taken inline (another task, a member of another group or region, a
+  // cancelled member).
+  std::coroutine_handle<> take_member_after_pop(thread_context& c, slot& s, task* popped) noexcept;
+  // `p`'s member (of this group, just popped by this thread `c` from its slot `s`) runs
+  // inline by this join: counted as run (as execute_task would), its joiner noted, its body in
+  // its group.
+  template <class Promise>
+  HEIST_ALWAYS_INLINE std::coroutine_handle<> inline_member(thread_context& c, slot& s,
+                                                            Promise& p) noexcept {
+    HEIST_PERTURB_POINT(member_inlined);
+    // release: as execute_task's (executor_impl::in_flight).
+    finish_counter(c, s, true).bump_release();
+    p.m_inlined_by = this;
+    c.m_group = &m_ctx;  // the member's body runs in its group (resume.hpp, enter_group)
+    return std::coroutine_handle<Promise>::from_promise(p);
+  }
 
   wait_context& m_ctx;
   arena& m_arena;

@@ -219,8 +219,9 @@ class chase_lev_deque {
   // Any thread. Takes the oldest element if `accept(element)` holds. `accept` sees a value
   // read speculatively (S5) before the CAS decides who owns it: the element may be taken,
   // run and recycled concurrently, so `accept` must only read fields that stay valid memory
-  // (heist's task blocks are never returned to the OS) through atomics, and must accept a
-  // nullptr. If the element is rejected, nothing is taken.
+  // (heist's task blocks are never returned to the OS; a coroutine member's entry in its
+  // frame is told by its address and not read: task_filter) through atomics, and must accept
+  // a nullptr. If the element is rejected, nothing is taken.
   template <class Accept>
   steal_result<T> steal_if(Accept&& accept) noexcept {
     // m_fence_free_base is set before the deque is shared and never changes.

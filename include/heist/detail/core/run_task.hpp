@@ -28,12 +28,16 @@ namespace heist::detail {
 struct task_filter {
   std::uintptr_t isolation = 0;
   bool restricted() const noexcept { return isolation != 0; }
-  // May see a stale or null pointer (chase_lev_deque::steal_if); reads only an atomic.
+  // May see a stale or null pointer (chase_lev_deque::steal_if); reads only an atomic of a
+  // block of the task pool, which stays task memory for good. A coroutine member's own header
+  // (frame_task_address) is not read: its frame may be gone by now; it is queued only outside
+  // isolated regions (isolation 0), so a restricted filter never takes it anyway.
   // relaxed: the field is written before the push (or injection) that publishes the task,
   // and a speculative read only decides whether to try the CAS that takes it.
   bool accepts(const task* t) const noexcept {
     if (isolation == 0) return true;
-    return t != nullptr && t->m_isolation.load(std::memory_order_relaxed) == isolation;
+    return t != nullptr && !frame_task_address(t) &&
+           t->m_isolation.load(std::memory_order_relaxed) == isolation;
   }
 };
 
@@ -82,10 +86,12 @@ HEIST_API void count_external_finished(executor_impl& exec, const thread_context
 // and the isolation are left as they are (only zero or not zero matters of the depth: spawn.hpp;
 // the region is the same); `own` is then that slot (the caller has read it). Inline into both
 // callers, so that what a caller knows folds away and is not kept across the task's call.
+// `in_frame`: `t` is a coroutine member's own header (task.hpp, frame_task), not a block of
+// the pool: nothing is given back (the coroutine's frame is its own, and may be gone).
 template <bool OwnChild = false>
 HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* group,
-                                     bool counted_by_owner, bool stolen,
-                                     slot* own = nullptr) noexcept {
+                                     bool counted_by_owner, bool stolen, slot* own = nullptr,
+                                     bool in_frame = false) noexcept {
   const bool run = group == nullptr || !group->is_cancelled();
   slot* const s = OwnChild ? own : c.m_slot;
   const bool on_slot = OwnChild || s != nullptr;
@@ -112,7 +118,9 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
     c.m_isolation = saved_isolation;
   }
   c.m_group = saved_group;
-  if (HEIST_UNLIKELY(stolen)) {
+  if (!OwnChild && HEIST_UNLIKELY(in_frame)) {
+    // not a block of the pool
+  } else if (HEIST_UNLIKELY(stolen)) {
     c.m_pool.deallocate_foreign(t);  // another thread's block (task_pool.hpp)
   } else {
     c.m_pool.deallocate(t);
@@ -131,7 +139,7 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
 }
 
 inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
-  run_task_of(c, t, group_of(t), owner_counted(t), stolen);
+  run_task_of(c, t, group_of(t), owner_counted(t), stolen, nullptr, frame_task(t));
 }
 
 // The continuation the running task handed over as its last act (spawn.hpp, try_bypass), or
