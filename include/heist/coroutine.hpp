@@ -29,8 +29,10 @@
 #include "heist/detail/compose/future_state.hpp"
 #include "heist/detail/compose/join_awaiter.hpp"
 #include "heist/detail/compose/resume.hpp"
+#include "heist/detail/config.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/spawn.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
+#include "heist/detail/core/thread_record.hpp"
 #include "heist/executor.hpp"
 #include "heist/future.hpp"
 #include "heist/task_group.hpp"
@@ -96,8 +98,8 @@ class alignas(16) task_promise_base : public heist_promise_tag {
         h.destroy();
         const thread_context* const self = t_context;
         if (joiner != nullptr) return joiner->member_ended(self, owner_counted);
-        if (std::coroutine_handle<> r = group->finish_member_and_take_joiner(self, owner_counted))
-          return r;
+        if (completion_callback* const r = group->finish_member_taking_resumer(self, owner_counted))
+          return take_over(r);
         return std::noop_coroutine();
       }
       return p.end_started(h);
@@ -324,7 +326,7 @@ class future_awaiter final : public completion_callback {
   }
   // A started task completing the future on a thread in an arena continues the coroutine
   // itself (end_started_task): what fire() would run next on that thread.
-  std::coroutine_handle<> coroutine() const noexcept override { return m_handle; }
+  void* continuation() const noexcept override { return m_handle.address(); }
   // The home is gone (its executor or task_arena destroyed): the coroutine goes on here, on
   // the completing thread, as it does when its executor refuses it.
   void fire() noexcept override {

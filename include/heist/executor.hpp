@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "heist/detail/config.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/executor_options.hpp"
 #include "heist/future.hpp"

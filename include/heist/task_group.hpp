@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -11,7 +12,6 @@
 #include <utility>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/core/arena_lease.hpp"
 #include "heist/detail/core/run_task.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/wait/wait_context.hpp"
@@ -29,6 +29,19 @@ void run_task_in_group(arena& a, wait_context& group, Task&& t);
 // parallel_invoke's functions but the last, as tasks of `group` (below).
 template <class Refs, std::size_t... I>
 HEIST_ALWAYS_INLINE void run_by_reference(task_group& group, Refs& refs, std::index_sequence<I...>);
+
+// A caller's function, called through a pointer: what the paths out of line take (a thread
+// that holds no slot of the group's arena leases one there, src/wait/leased_join.cpp).
+struct erased_call {
+  void (*fn)(void*);
+  void* arg;
+  void operator()() const { fn(arg); }
+  template <class F>
+  static erased_call of(F& f) noexcept {
+    return {[](void* p) { std::invoke(*static_cast<F*>(p)); },
+            const_cast<void*>(static_cast<const void*>(std::addressof(f)))};
+  }
+};
 }  // namespace detail
 
 class HEIST_API task_group {
@@ -75,14 +88,12 @@ class HEIST_API task_group {
   template <class F>
   void run_and_wait(F&& f) {
     detail::thread_context& c = detail::current_context();
-    detail::arena_lease lease(c, *m_arena);
-    if (HEIST_UNLIKELY(!detail::runs_work_of(c, *m_arena))) {
-      // No slot, and the arena counts its callers: f runs as a task, this thread waits.
-      run_referenced(f);
-      wait();
+    if (HEIST_LIKELY(detail::holds_slot_of(c, *m_arena))) {
+      run_here_and_wait(c, f);
       return;
     }
-    run_here_and_wait(c, f);
+    detail::erased_call call = detail::erased_call::of(f);
+    run_leased(c, &call, 1);
   }
 
   // Runs tasks until every task of the group has finished, then rethrows the first
@@ -132,19 +143,17 @@ class HEIST_API task_group {
     run_here_and_wait(c, std::get<sizeof...(F) - 1>(refs));
   }
   // The same for any other thread: it leases a slot of the arena for the call, if one is free
-  // (arena_lease.hpp). Out of line: a task's parallel_invoke keeps only the test for it.
+  // (arena_lease.hpp), out of line: a task's parallel_invoke keeps only the test for it.
   template <class... F>
-  HEIST_NOINLINE void invoke_leased(detail::thread_context& c, F&... fs) {
-    detail::arena_lease lease(c, *m_arena);
-    if (!detail::runs_work_of(c, *m_arena)) {
-      // No slot, and the arena counts its callers: every function runs as a task, this
-      // thread waits.
-      (run_referenced(fs), ...);
-      wait();
-      return;
-    }
-    invoke_here(c, fs...);
+  void invoke_leased(detail::thread_context& c, F&... fs) {
+    detail::erased_call calls[] = {detail::erased_call::of(fs)...};
+    run_leased(c, calls, sizeof...(F));
   }
+  // run_and_wait and parallel_invoke on a thread `c` that holds no slot of the group's arena:
+  // leases one for the call if one is free, runs calls[0 .. n-1) as tasks and the last on this
+  // thread, then wait(); without a slot where the arena counts its callers, every call runs as
+  // a task and this thread only waits. src/wait/leased_join.cpp.
+  void run_leased(detail::thread_context& c, detail::erased_call* calls, std::size_t n);
   // Queues f as a task of the group; f outlives the group's wait (the caller's frame).
   template <class F>
   void run_referenced(F& f) {

@@ -58,6 +58,11 @@ void attract_visitor(arena& a) noexcept {
   a.exec().idle().notify_visitor_wanted();
 }
 
+void publish_push_into_empty(arena& a) noexcept {
+  a.idle().notify_after_spawn();
+  if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
+}
+
 namespace {
 // A task built for a spawn that was refused: its closure is destroyed unrun and its block
 // goes back; it was counted nowhere yet.
@@ -137,7 +142,7 @@ void inject(arena& a, const thread_context& c, task* t) noexcept {
 }
 
 void arena::wait_for_injectors() const noexcept {
-  for (spin_backoff b; m_inject.producers_inside();)
+  for (spin_backoff b; inject().producers_inside();)
     b.pause();
 }
 

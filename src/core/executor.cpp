@@ -81,7 +81,7 @@ executor_impl::executor_impl(executor_options options, callers c)
                        m_num_workers);
   }
   // Injection buckets: enough that a few external producers rarely share one.
-  m_arena = std::make_unique<arena>(
+  m_arena = std::make_unique<arena_record>(
       *this, m_slots.get(),
       arena::layout{m_num_slots, m_num_workers, m_num_workers + m_leasable_slots,
                     std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers),

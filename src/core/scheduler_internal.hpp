@@ -35,10 +35,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "heist/detail/core/arena.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/run_task.hpp"
-#include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/core/thread_record.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
 #include "heist/detail/wait/wait_context.hpp"

@@ -43,7 +43,7 @@ class task_arena_state {
 
  private:
   std::unique_ptr<slot[]> m_slots;
-  arena m_arena;
+  arena_record m_arena;
 };
 
 }  // namespace detail

@@ -1,6 +1,6 @@
 // thread_context: what heist knows about each OS thread (thread_context.hpp). Workers
 // build theirs on their own stack (worker_loop.cpp); any other thread gets one lazily.
-#include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/core/thread_record.hpp"
 
 #include <pthread.h>
 
@@ -15,7 +15,7 @@ constinit thread_local thread_context* t_context HEIST_TLS_MODEL = nullptr;
 
 namespace {
 struct external_context_holder {
-  thread_context context;
+  thread_record context;
   external_context_holder() noexcept {
     init_stack_bounds(context);
     t_context = &context;
@@ -27,7 +27,6 @@ struct external_context_holder {
 // --- thread contexts ---------------------------------------------------------------------
 thread_context::thread_context() noexcept {
   m_rng = reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ULL + 1;
-  m_sleeper.m_parker = &m_parker;
 }
 
 namespace {
@@ -36,12 +35,12 @@ namespace {
 // thread_local destructor (C++ ones included) of an ending thread, and runs them again if one
 // of them sets the key once more, so a key destructor of another library that uses heist later
 // gets a fresh one. Without the key (its creation failed) the context is left to the process.
-constinit thread_local thread_context* t_late_context = nullptr;
+constinit thread_local thread_record* t_late_context = nullptr;
 
 void free_late_context(void* p) noexcept {
   t_late_context = nullptr;
   t_context = nullptr;
-  delete static_cast<thread_context*>(p);
+  delete static_cast<thread_record*>(p);
 }
 
 const std::optional<pthread_key_t>& late_context_key() {
@@ -55,7 +54,7 @@ const std::optional<pthread_key_t>& late_context_key() {
 
 thread_context& make_late_context() {
   if (t_late_context == nullptr) {
-    auto* c = new thread_context();
+    auto* c = new thread_record();
     init_stack_bounds(*c);
     if (const auto& key = late_context_key()) pthread_setspecific(*key, c);
     t_late_context = c;

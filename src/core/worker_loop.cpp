@@ -63,7 +63,7 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
 }  // namespace
 
 void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
-  thread_context c;
+  thread_record c;
   arena& a = exec.default_arena();
   c.m_exec = &exec;
   c.m_arena = &a;
@@ -97,7 +97,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
 // block than spares stand in. Retired, it waits a keep-alive period to be called again.
 void spare_main(executor_impl& exec) {
   {
-    thread_context c;
+    thread_record c;
     init_stack_bounds(c);
     c.m_worker_of = &exec;
     c.m_worker_index = exec.num_workers();

@@ -24,7 +24,7 @@ enum class arm_outcome {
 };
 arm_outcome arm_waiter(thread_context& c, wait_context& w) {
   HEIST_PERTURB_POINT(group_arming);
-  switch (w.arm(&c.m_parker)) {
+  switch (w.arm(&parker_of(c))) {
     case wait_context::arm_result::done:
       return arm_outcome::finished;
     case wait_context::arm_result::busy:
@@ -49,7 +49,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
   for (;;) {
     const std::int64_t left = deadline - now();
     if (left <= 0) break;
-    if (c.m_parker.wait_for(parker::k_work, left) != 0) {  // woken: a searcher
+    if (parker_of(c).wait_for(parker::k_work, left) != 0) {  // woken: a searcher
       step_off_waker_cpu(c);
       return true;
     }
@@ -58,12 +58,12 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
   exec.worker_stopping(c.m_worker_index);
   HEIST_PERTURB_POINT(worker_retiring);
   // R2
-  if (idle.retire(c.m_sleeper, exec.retired_placeholder(c.m_worker_index))) {
+  if (idle.retire(sleeper_of(c), exec.retired_placeholder(c.m_worker_index))) {
     c.m_retired = true;
     return false;
   }
   // A waker unlisted us between the timeout and R2: take its signal and go on working.
-  c.m_parker.wait_for(parker::k_work);
+  parker_of(c).wait_for(parker::k_work);
   exec.worker_started(c.m_worker_index);
   return true;
 }
@@ -91,12 +91,12 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
     const arm_outcome armed = arm_waiter(c, *w);
     if (armed != arm_outcome::armed) return again_unless(armed != arm_outcome::poll);
   }
-  idle.prepare_sleep(c.m_sleeper, kind_of(c, a, w));  // S1, S2
-  if (work_visible(c, a) || search_over(exec, w) ||   // S3
+  idle.prepare_sleep(sleeper_of(c), kind_of(c, a, w));  // S1, S2
+  if (work_visible(c, a) || search_over(exec, w) ||     // S3
       (visits_arenas(c, a, w) && exec.task_arena_needs_thread()) ||
       (w == nullptr && c.m_spare && exec.spares_surplus())) {  // go back and retire
-    if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
-    return again_unless(w != nullptr && !w->disarm(c.m_parker));
+    if (!idle.cancel_sleep(sleeper_of(c))) parker_of(c).wait_for(parker::k_work);
+    return again_unless(w != nullptr && !w->disarm(parker_of(c)));
   }
   if (slot* stats = stats_slot(c)) stats->m_counters.sleeps.bump();
   HEIST_PERTURB_POINT(sleep_before_park);
@@ -104,40 +104,40 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
     // Polled completions are pending (poller.hpp): park with a timeout and poll again; a
     // waiter also wakes for its group. A timeout withdraws from the list (S1 undone) like a
     // re-check that found work.
-    const std::uint32_t why = c.m_parker.wait_for(
+    const std::uint32_t why = parker_of(c).wait_for(
         parker::k_work | (w != nullptr ? parker::k_group : 0), c.m_poll_park_ns);
     if (why == 0) {
-      if (!idle.cancel_sleep(c.m_sleeper)) c.m_parker.wait_for(parker::k_work);
+      if (!idle.cancel_sleep(sleeper_of(c))) parker_of(c).wait_for(parker::k_work);
       c.m_poll_park_ns = std::min<std::int64_t>(2 * c.m_poll_park_ns, k_max_poll_park_ns);
     } else if ((why & parker::k_group) != 0) {
       HEIST_PERTURB_POINT(group_waiter_woken);
-      if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
-        c.m_parker.wait_for(parker::k_work);
+      if ((why & parker::k_work) == 0 && !idle.cancel_sleep(sleeper_of(c))) {
+        parker_of(c).wait_for(parker::k_work);
       }
       return park_outcome::wait_over;
     }
     step_off_waker_cpu(c);  // a no-op unless a waker that runs on took us off the list
-    return again_unless(w != nullptr && !w->disarm(c.m_parker));
+    return again_unless(w != nullptr && !w->disarm(parker_of(c)));
   }
   if (may_retire(c, a, w)) {
     return park_or_retire(c, exec, idle) ? park_outcome::search_again : park_outcome::retired;
   }
   // S4
   const std::uint32_t why =
-      c.m_parker.wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
+      parker_of(c).wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0));
   if ((why & parker::k_group) != 0) {
     HEIST_PERTURB_POINT(group_waiter_woken);
     // The wait is over. Leave the list, or consume the k_work of a waker who took us.
-    if ((why & parker::k_work) == 0 && !idle.cancel_sleep(c.m_sleeper)) {
-      c.m_parker.wait_for(parker::k_work);
+    if ((why & parker::k_work) == 0 && !idle.cancel_sleep(sleeper_of(c))) {
+      parker_of(c).wait_for(parker::k_work);
     }
     return park_outcome::wait_over;
   }
   // k_work: a waker took us out of the list and made us a searcher. (Debug: a k_work signal
   // is only ever sent by the waker that unlisted us, whose write the signal publishes.)
-  assert(!c.m_sleeper.m_listed && "k_work without the waker's unlisting");
+  assert(!sleeper_of(c).m_listed && "k_work without the waker's unlisting");
   step_off_waker_cpu(c);
-  return again_unless(w != nullptr && !w->disarm(c.m_parker));
+  return again_unless(w != nullptr && !w->disarm(parker_of(c)));
 }
 
 // Parks a waiter that may not take the arena's work (isolated, or without a slot of a
@@ -146,11 +146,11 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
 bool park_restricted(thread_context& c, wait_context& w) {
   const arm_outcome armed = arm_waiter(c, w);
   if (armed != arm_outcome::armed) return armed == arm_outcome::poll;
-  if (c.m_parker.wait_for(parker::k_group, k_restricted_park_ns) != 0) {
+  if (parker_of(c).wait_for(parker::k_group, k_restricted_park_ns) != 0) {
     HEIST_PERTURB_POINT(group_waiter_woken);
     return false;
   }
-  return w.disarm(c.m_parker);
+  return w.disarm(parker_of(c));
 }
 
 }  // namespace heist::detail

@@ -13,7 +13,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "heist/detail/platform/process_barrier.hpp"
+#include "heist/detail/core/chase_lev_deque.hpp"
+#include "heist/detail/platform/cpu.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
 #if defined(__linux__)

@@ -18,6 +18,7 @@
 #include <exception>
 
 #include "heist/detail/core/spawn.hpp"
+#include "heist/detail/core/thread_record.hpp"
 
 namespace heist::detail {
 
@@ -56,7 +57,7 @@ struct extension_call {
 void* stack_extension_main(void* p) {
   auto& call = *static_cast<extension_call*>(p);
   {
-    thread_context c;
+    thread_record c;
     static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
     c.m_worker_of = call.caller->m_worker_of;
     c.m_worker_index = call.caller->m_worker_index;

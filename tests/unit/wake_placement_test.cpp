@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/core/thread_record.hpp"
 #include "heist/detail/sleep/idle_state.hpp"
 #include "heist/detail/sleep/wake_placement.hpp"
 #include "heist/heist.hpp"
@@ -168,9 +169,9 @@ TEST(WakePlacement, OnlyTheExecutorsOwnThreadsStepOff) {
   // A user's thread (here the test's own thread) keeps its CPU even if a waker recorded it.
   heist::detail::thread_context& mine = heist::detail::current_context();
   ASSERT_EQ(mine.m_worker_of, nullptr);
-  mine.m_sleeper.m_waker_cpu = heist::detail::current_cpu();
+  heist::detail::sleeper_of(mine).m_waker_cpu = heist::detail::current_cpu();
   EXPECT_EQ(heist::detail::step_off_waker_cpu(mine), -1);
-  mine.m_sleeper.m_waker_cpu = -1;
+  heist::detail::sleeper_of(mine).m_waker_cpu = -1;
 
   // A worker moves: inside a task the worker is not listed, so setting the record by hand
   // stands for a waker that ran on the same CPU. The OS may move the worker between the two
@@ -182,16 +183,17 @@ TEST(WakePlacement, OnlyTheExecutorsOwnThreadsStepOff) {
     heist::detail::thread_context& c = heist::detail::current_context();
     for (int round = 0; round < 200 && moves < 20; ++round) {
       const int cpu = heist::detail::current_cpu();
-      c.m_sleeper.m_waker_cpu = cpu;
+      heist::detail::sleeper_of(c).m_waker_cpu = cpu;
       const int moved_to = heist::detail::step_off_waker_cpu(c);
       if (moved_to >= 0) {
         ++moves;
         if (moved_to == cpu || !same_mask(mask_of_this_thread(), guard.saved())) wrong = true;
       }
-      c.m_sleeper.m_waker_cpu = cpu + 1000;  // a CPU it does not run on: never moves
+      heist::detail::sleeper_of(c).m_waker_cpu =
+          cpu + 1000;  // a CPU it does not run on: never moves
       if (heist::detail::step_off_waker_cpu(c) != -1) wrong = true;
     }
-    c.m_sleeper.m_waker_cpu = -1;
+    heist::detail::sleeper_of(c).m_waker_cpu = -1;
   });
   EXPECT_GT(moves, 0);
   EXPECT_FALSE(wrong);

@@ -87,3 +87,15 @@ inline constexpr std::size_t k_max_workers = 4096;
 #define HEIST_AWAIT_STACK_GUARD 0
 #endif
 #endif
+
+// The perturbation build (-DHEIST_PERTURB=ON, diagnostics/perturb.hpp): every named protocol
+// step, HEIST_PERTURB_POINT(name), calls a hook. In every other build a point is nothing and
+// that header is not read.
+#ifndef HEIST_PERTURB
+#define HEIST_PERTURB 0
+#endif
+#if HEIST_PERTURB
+#include "heist/detail/diagnostics/perturb.hpp"
+#else
+#define HEIST_PERTURB_POINT(p) ((void)0)
+#endif

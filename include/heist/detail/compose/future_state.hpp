@@ -34,11 +34,10 @@
 #include <utility>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/arena_lifetime.hpp"
-#include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/core/arena_record.hpp"
+#include "heist/detail/core/thread_record.hpp"
 #include "heist/detail/diagnostics/analysis_hooks.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/wait/completion_callback.hpp"
 
 namespace heist::detail {
@@ -136,7 +135,10 @@ class future_state_base {
     completion_callback* cb = m_callback.exchange(ready_marker(), std::memory_order_acq_rel);
     std::coroutine_handle<> h;
     if (cb != nullptr) {
-      if (take_coroutine) h = cb->coroutine();
+      if (take_coroutine) {
+        if (void* const frame = cb->continuation())
+          h = std::coroutine_handle<>::from_address(frame);
+      }
       if (!h) cb->fire();
     }
     HEIST_PERTURB_POINT(future_completed);

@@ -20,6 +20,7 @@
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/run_task.hpp"
 #include "heist/detail/sleep/backoff.hpp"
+#include "heist/detail/wait/completion_callback.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
 namespace heist::detail {
@@ -85,7 +86,7 @@ class HEIST_API join_awaiter final : public completion_callback {
   }
 
   void fire() noexcept override { resume_in(continuation_arena(&m_arena), m_handle); }
-  std::coroutine_handle<> coroutine() const noexcept override { return m_handle; }
+  void* continuation() const noexcept override { return m_handle.address(); }
   void await_resume() {
     // An inline member ran in its group, and a resume task in none: back to the joiner's.
     enter_group(m_resume_group);

@@ -31,6 +31,9 @@ class HEIST_API poller {
   // Items registered and not yet completed. acquire: pairs with the seq_cst RMWs of
   // add_pending/remove_pending.
   std::size_t pending() const noexcept { return m_pending.load(std::memory_order_acquire); }
+  // The count itself, which each arena of the executor reads between tasks
+  // (arena::poll_pending).
+  const std::atomic<std::size_t>& pending_count() const noexcept { return m_pending; }
 
  protected:
   // seq_cst: the registrant's half of the Dekker pair with a parking worker (the file comment).

@@ -6,11 +6,11 @@
 #include <type_traits>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/arena_lifetime.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/core/thread_context.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
+#include "heist/detail/wait/completion_callback.hpp"
 #include "heist/detail/wait/stack_headroom.hpp"
 
 namespace heist::detail {
@@ -98,6 +98,16 @@ inline wait_context* group_to_resume_in(wait_context* noted) noexcept {
 // Makes `g` the calling thread's running group (a body resumes; a member starts).
 inline void enter_group(wait_context* g) noexcept {
   if (thread_context* const c = t_context) c->m_group = g;
+}
+
+// A completion callback taken over by the thread that completed its event
+// (wait_context::finish_member_taking_resumer): its continuation, a suspended coroutine, to
+// be resumed next by symmetric transfer, or, for a callback without one, fired here (noop: back
+// to the scheduler).
+inline std::coroutine_handle<> take_over(completion_callback* r) noexcept {
+  if (void* const frame = r->continuation()) return std::coroutine_handle<>::from_address(frame);
+  r->fire();
+  return std::noop_coroutine();
 }
 
 // A heist task that resumes a coroutine.

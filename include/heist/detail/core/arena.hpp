@@ -13,22 +13,28 @@
 // its work only.
 //
 // Thieves look only at slots below the high-water mark of leased slots.
+//
+// This class is the part of an arena that the inline paths of a spawn and a wait read (its
+// slots, its flags, its executor, whether polled completions are pending). Every arena is
+// the first part of an arena_record (arena_record.hpp), which adds its injection queue, its
+// idle state and its lifetime: a header with a spawn in it does not carry those.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "heist/detail/compose/poller.hpp"
 #include "heist/detail/config.hpp"
-#include "heist/detail/core/arena_lifetime.hpp"
-#include "heist/detail/core/injection_queue.hpp"
 #include "heist/detail/core/slot.hpp"
-#include "heist/detail/sleep/idle_state.hpp"
 
 namespace heist::detail {
 
 class executor_impl;
+class arena_record;     // core/arena_record.hpp: the whole arena
+class injection_queue;  // core/injection_queue.hpp
+class idle_state;       // sleep/idle_state.hpp
+class arena_ref;        // core/arena_lifetime.hpp
+class poller;           // compose/poller.hpp
 
 class HEIST_API arena {
  public:
@@ -44,48 +50,41 @@ class HEIST_API arena {
     bool slotless_wait = false;
   };
 
-  arena(executor_impl& exec, slot* slots, const layout& l)
-      : m_exec(exec),
-        m_slots(slots),
-        m_num_slots(l.num_slots),
-        m_first_leasable(l.first_leasable),
-        m_first_spare(l.first_spare),
-        m_strict(l.strict),
-        m_slotless_wait(l.strict || l.slotless_wait),
-        m_inject(l.inject_buckets),
-        m_high_water(l.first_leasable) {
-    m_idle.set_spread_wakes(l.spread_wakes);
-  }
-  // The owner closes the lifetime first (close_lifetime), once nothing runs in the arena.
-  ~arena() {
-    m_lifetime->close();
-    m_lifetime->release();
-  }
   arena(const arena&) = delete;
   arena& operator=(const arena&) = delete;
 
+  // The arena's other parts (arena_record.hpp defines these).
+  arena_record& record() noexcept;
+  const arena_record& record() const noexcept;
   // What futures, continuations and suspended coroutines hold instead of a pointer to this
   // arena (arena_lifetime.hpp).
-  arena_ref lifetime() const noexcept { return arena_ref(m_lifetime); }
-  bool is(const arena_ref& r) const noexcept { return r.get() == m_lifetime; }
+  arena_ref lifetime() const noexcept;
+  bool is(const arena_ref& r) const noexcept;
   // Refuses new pins and waits for those held. The owner calls it before it destroys what
   // the arena's users reach through it (the executor, the slots).
-  void close_lifetime() noexcept { m_lifetime->close(); }
+  void close_lifetime() noexcept;
+  injection_queue& inject() noexcept;
+  const injection_queue& inject() const noexcept;
+  idle_state& idle() noexcept;
+  void begin_injection(std::size_t hint) noexcept;
+  void end_injection(std::size_t hint) noexcept;
+  void wait_for_injectors() const noexcept;  // src/core/arena_visit.cpp
+  bool has_queued_work() const noexcept;
+  bool has_work_for_visitor(bool can_steal) const noexcept;
 
   executor_impl& exec() const noexcept { return m_exec; }
   // Polled completions of the executor are pending (poller.hpp): a helping wait between
-  // tasks asks this, inline, with one load from the arena it already holds.
+  // tasks asks this, inline, with two loads from the arena it already holds.
   HEIST_ALWAYS_INLINE bool poll_pending() const noexcept {
-    // acquire: pairs with set_poller's release (the poller is fully built when seen).
-    const poller* p = m_poller.load(std::memory_order_acquire);
-    return p != nullptr && p->pending() != 0;
+    // acquire (both): the first pairs with set_poller's release (the poller is fully built
+    // when seen), the second is poller::pending()'s.
+    const std::atomic<std::size_t>* n = m_polls_pending.load(std::memory_order_acquire);
+    return n != nullptr && n->load(std::memory_order_acquire) != 0;
   }
   // The executor's poller, copied into each of its arenas under the executor's arena lock:
   // when it is installed (into every registered arena) and when an arena registers.
-  void set_poller(poller* p) noexcept {
-    // release: pairs with poll_pending's acquire.
-    m_poller.store(p, std::memory_order_release);
-  }
+  // arena_record.hpp defines it.
+  void set_poller(poller* p) noexcept;
   // Priority level (heist::priority as a number: 0 low, 1 normal, 2 high). The default arena
   // is normal; a task_arena's is set before it registers with its executor.
   static constexpr int k_low = 0, k_normal = 1, k_high = 2;
@@ -99,20 +98,6 @@ class HEIST_API arena {
   // concurrency limit), and the default executor's arena (available_parallelism() threads at
   // most, callers included). Such a thread queues its work and waits.
   bool slotless_threads_wait() const noexcept { return m_slotless_wait; }
-  // Injections under way (inject(): from before the push until after its wake-up). The task
-  // an outside thread injects may run and finish, and the arena's owner see nothing left in
-  // flight and destroy the arena, while that thread is still in inject() after the push:
-  // whoever destroys an arena first waits for these counts to reach zero. They are counted
-  // in the injection queue's buckets (injection_queue::enter), on each bucket's producer
-  // line: one shared counter cost every post a cache miss on a line that all producers, and
-  // the searchers reading the queue beside it, kept taking away.
-  void begin_injection(std::size_t hint) noexcept { m_inject.enter(hint); }
-  void end_injection(std::size_t hint) noexcept { m_inject.leave(hint); }
-  void wait_for_injectors() const noexcept;  // src/core/arena_visit.cpp
-  injection_queue& inject() noexcept { return m_inject; }
-  const injection_queue& inject() const noexcept { return m_inject; }
-  idle_state& idle() noexcept { return m_idle; }
-
   // Slots that may hold tasks: workers' and every slot ever leased.
   std::size_t active_slots() const noexcept {
     // acquire: pairs with the release in try_lease; a thief that sees the new bound may
@@ -140,23 +125,6 @@ class HEIST_API arena {
   }
   // acquire: as in has_free_slot.
   std::size_t occupants() const noexcept { return m_occupants.load(std::memory_order_acquire); }
-
-  // Any task queued in this arena (a hint; the sleep protocol reads it after its fence).
-  bool has_queued_work() const noexcept {
-    if (m_inject.size() != 0) return true;
-    const std::size_t n = active_slots();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!m_slots[i].m_deque.empty()) return true;
-    }
-    return false;
-  }
-
-  // Work a visiting thread could take: queued tasks, but with steal_policy::none only the
-  // injection queue's (a visitor that cannot steal would find the deques' tasks out of reach
-  // and come back for them forever).
-  bool has_work_for_visitor(bool can_steal) const noexcept {
-    return can_steal ? has_queued_work() : m_inject.size() != 0;
-  }
 
   // Counts of a strict arena's tasks, for task_arena's destructor (its tasks run only on
   // its slots, so the slots' counters plus injections cover them).
@@ -187,6 +155,18 @@ class HEIST_API arena {
   std::atomic<int> m_visitors{0};
 
  private:
+  friend class arena_record;  // the only way to make one
+  arena(executor_impl& exec, slot* slots, const layout& l) noexcept
+      : m_exec(exec),
+        m_slots(slots),
+        m_num_slots(l.num_slots),
+        m_first_leasable(l.first_leasable),
+        m_first_spare(l.first_spare),
+        m_strict(l.strict),
+        m_slotless_wait(l.strict || l.slotless_wait),
+        m_high_water(l.first_leasable) {}
+  ~arena() = default;
+
   slot* try_lease_in(std::size_t from, std::size_t to) noexcept {
     for (std::size_t i = from; i < to; ++i) {
       slot& s = m_slots[i];
@@ -210,7 +190,6 @@ class HEIST_API arena {
   }
 
   executor_impl& m_exec;
-  arena_lifetime* const m_lifetime = new arena_lifetime(*this);
   slot* m_slots;
   std::size_t m_num_slots;
   std::size_t m_first_leasable;
@@ -218,9 +197,8 @@ class HEIST_API arena {
   bool m_strict;
   bool m_slotless_wait;
   int m_level = k_normal;
-  std::atomic<poller*> m_poller{nullptr};  // the executor's, once installed (set_poller)
-  injection_queue m_inject;
-  idle_state m_idle;
+  // The executor's poller's count of pending items, once installed (set_poller).
+  std::atomic<const std::atomic<std::size_t>*> m_polls_pending{nullptr};
   std::atomic<std::size_t> m_high_water;
   std::atomic<std::size_t> m_occupants{0};
   std::atomic<std::uint64_t> m_injected{0};

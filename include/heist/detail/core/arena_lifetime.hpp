@@ -36,7 +36,6 @@
 #include <utility>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 
 namespace heist::detail {
 

@@ -53,6 +53,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
@@ -61,11 +62,18 @@
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/deque_ring.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/platform/cpu.hpp"
-#include "heist/detail/platform/process_barrier.hpp"
 
 namespace heist::detail {
+
+// The retry_pops to give chase_lev_deque::enable_fence_free_pops (max_retry_pops: 1024 times
+// it) for the deques of an executor with `workers` workers, or 0 to keep its pops fenced: where the
+// barrier is available, the executor small enough that a barrier interrupting every CPU of the
+// process now and then is cheap (k_fence_free_max_workers), and HEIST_FENCE_FREE_POPS is not "0".
+// Valid once enable_owner_counting() ran (src/wait/owner_counting.cpp defines it).
+inline constexpr std::size_t k_fence_free_max_workers = 8;
+inline constexpr std::uint32_t k_fence_free_max_retry_factor = 1024;
+HEIST_API std::uint32_t fence_free_retry_pops(std::size_t workers) noexcept;
 
 enum class steal_status : std::uint8_t {
   success,    // the value was taken

@@ -17,10 +17,9 @@
 
 #include "heist/detail/compose/poller.hpp"
 #include "heist/detail/config.hpp"
-#include "heist/detail/core/arena.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/slot.hpp"
 #include "heist/detail/core/thread_context.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
 #include "heist/detail/sleep/idle_state.hpp"
 #include "heist/executor_options.hpp"
@@ -246,7 +245,7 @@ class HEIST_API executor_impl {
   std::size_t m_num_workers;
   std::size_t m_num_slots;  // workers' + leasable + stand-ins'
   std::unique_ptr<slot[]> m_slots;
-  std::unique_ptr<arena> m_arena;
+  std::unique_ptr<arena_record> m_arena;
 
   alignas(k_cache_line) std::atomic<bool> m_closed{false};  // external submissions refused
   std::atomic<bool> m_stop{false};                          // workers exit when idle

@@ -23,7 +23,6 @@
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/task.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/platform/spin_lock.hpp"
 
 namespace heist::detail {

@@ -15,7 +15,6 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/chase_lev_deque.hpp"
 #include "heist/detail/core/task.hpp"
-#include "heist/detail/platform/process_barrier.hpp"
 
 namespace heist::detail {
 

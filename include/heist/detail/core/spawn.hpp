@@ -13,7 +13,6 @@
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/task.hpp"
 #include "heist/detail/core/thread_context.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/wait/stack_headroom.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
@@ -119,11 +118,9 @@ HEIST_API void abandon_task(thread_context& c, task* t) noexcept;
 // After a push from inside a task into an *empty* deque of `a` (spawns, spawn_built, the
 // isolated waiter's push-back): wakes a sleeper if no one searches (P3-P4, idle_state.hpp)
 // and, in a strict task arena, looks for a visitor. A push onto a non-empty deque calls
-// nothing: whoever saw the earlier task wakes or searches for the rest.
-HEIST_ALWAYS_INLINE void publish_push_into_empty(arena& a) noexcept {
-  a.idle().notify_after_spawn();
-  if (HEIST_UNLIKELY(a.strict())) attract_visitor(a);
-}
+// nothing: whoever saw the earlier task wakes or searches for the rest. Out of line
+// (src/core/arena_visit.cpp): the idle state is not part of what a spawn's header carries.
+HEIST_API void publish_push_into_empty(arena& a) noexcept;
 
 // The rest of a spawn onto the calling thread's own slot `own` of `a`, once `t` is built: counts it
 // in `group` (if any) and, if `count_created`, in the slot's flow counters, pushes it, and

@@ -1,18 +1,18 @@
-// thread_context: what heist knows about the calling OS thread. Workers create theirs on
-// their own stack; any other thread gets one lazily, the first time it spawns, waits or
-// runs a task (an "external" thread). Reached through one thread_local pointer, so the
-// spawn fast path costs a single %fs-relative load.
+// thread_context: what heist knows about the calling OS thread that the inline paths of a
+// spawn and a wait read (its scheduling state, its task pool, its waits' bookkeeping). Every
+// context is the first part of a thread_record (thread_record.hpp), which adds the parts only
+// sleeping and small-object memory use. Workers create theirs on their own stack; any other
+// thread gets one lazily, the first time it spawns, waits or runs a task (an "external"
+// thread). Reached through one thread_local pointer, so the spawn fast path costs a single
+// %fs-relative load.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/core/small_object_pool.hpp"
 #include "heist/detail/core/task_pool.hpp"
 #include "heist/detail/diagnostics/analysis_hooks.hpp"
-#include "heist/detail/sleep/idle_state.hpp"
-#include "heist/detail/sleep/parker.hpp"
 
 namespace heist::detail {
 
@@ -33,7 +33,6 @@ struct scheduling_state {
 };
 
 struct HEIST_API thread_context : scheduling_state {
-  thread_context() noexcept;
   thread_context(const thread_context&) = delete;
   thread_context& operator=(const thread_context&) = delete;
 
@@ -62,9 +61,6 @@ struct HEIST_API thread_context : scheduling_state {
   task* m_bypass = nullptr;
   bool m_at_task_end = false;
   task_pool m_pool;
-  small_object_pool m_small;  // coroutine frames, futures' states (allocate_small)
-  parker m_parker;
-  sleeper m_sleeper;
   // Isolation tags this thread hands out without touching the shared counter: [next, end),
   // reserved from g_next_isolation a block at a time (new_isolation_tag, task_arena.hpp).
   std::uintptr_t m_isolation_next = 0;
@@ -76,6 +72,9 @@ struct HEIST_API thread_context : scheduling_state {
   std::uintptr_t m_await_stack_mark = 0;
   // Its place in the DAG of a running scalability analysis (analysis_hooks.hpp).
   analysis_frame m_analysis;
+
+ protected:
+  thread_context() noexcept;  // only as part of a thread_record
 };
 
 // True if the thread of context `c` holds a slot (a deque) of arena `a`: it runs `a`'s tasks
@@ -96,29 +95,6 @@ HEIST_ALWAYS_INLINE thread_context& current_context() {
   thread_context* c = t_context;
   if (HEIST_LIKELY(c != nullptr)) return *c;
   return make_external_context();
-}
-
-// Small-object memory (small_object_pool.hpp): the calling thread's pool; bigger blocks use
-// the global operator new; a thread outside heist uses the depot (src/core/small_objects.cpp).
-// Blocks are 16-byte aligned. deallocate_small takes the size given to allocate_small.
-HEIST_API void* allocate_small_outside(std::size_t n);
-HEIST_API void deallocate_small_outside(void* p, std::size_t n) noexcept;
-HEIST_ALWAYS_INLINE void* allocate_small(std::size_t n) {
-  const std::size_t c = small_object_pool::class_of(n);
-  thread_context* const self = t_context;
-  if (HEIST_LIKELY(self != nullptr && c < small_object_pool::k_classes)) {
-    return self->m_small.allocate(c);
-  }
-  return allocate_small_outside(n);
-}
-HEIST_ALWAYS_INLINE void deallocate_small(void* p, std::size_t n) noexcept {
-  const std::size_t c = small_object_pool::class_of(n);
-  thread_context* const self = t_context;
-  if (HEIST_LIKELY(self != nullptr && c < small_object_pool::k_classes)) {
-    self->m_small.deallocate(p, c);
-    return;
-  }
-  deallocate_small_outside(p, n);
 }
 
 }  // namespace heist::detail

@@ -102,6 +102,6 @@ HEIST_API void set_random_delays(bool on) noexcept;
 
 #if HEIST_PERTURB
 #define HEIST_PERTURB_POINT(p) ::heist::detail::perturb::at(::heist::detail::perturb::point::p)
-#else
+#elif !defined(HEIST_PERTURB_POINT)
 #define HEIST_PERTURB_POINT(p) ((void)0)
 #endif

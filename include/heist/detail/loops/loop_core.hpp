@@ -22,6 +22,7 @@
 
 #include "heist/blocked_range.hpp"
 #include "heist/detail/core/arena_lease.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/executor_impl.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/platform/spin_lock.hpp"

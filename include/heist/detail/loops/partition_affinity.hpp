@@ -3,7 +3,7 @@
 // then halves of the most loaded share moved into its own (work stealing between shares).
 #pragma once
 
-#include "heist/detail/diagnostics/perturb.hpp"
+#include "heist/detail/config.hpp"
 #include "heist/detail/loops/loop_core.hpp"
 
 namespace heist::detail {

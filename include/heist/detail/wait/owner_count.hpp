@@ -25,7 +25,6 @@
 #include <cstdint>
 
 #include "heist/detail/config.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 
 namespace heist::detail {

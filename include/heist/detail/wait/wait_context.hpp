@@ -32,20 +32,17 @@
 
 #include <atomic>
 #include <cassert>
-#include <coroutine>
 #include <cstdint>
 #include <exception>
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/diagnostics/analysis_hooks.hpp"
-#include "heist/detail/diagnostics/perturb.hpp"
-#include "heist/detail/platform/spin_lock.hpp"
-#include "heist/detail/sleep/parker.hpp"
-#include "heist/detail/wait/completion_callback.hpp"
 
 namespace heist::detail {
 
 struct thread_context;
+class parker;               // sleep/parker.hpp: how a blocked waiter sleeps
+class completion_callback;  // wait/completion_callback.hpp: what a suspended waiter left
 extern HEIST_API constinit thread_local thread_context* t_context HEIST_TLS_MODEL;
 
 // Whether owner-counted joins are on (the process-wide barrier they need is available), set
@@ -118,23 +115,22 @@ class HEIST_API wait_context {
     }
   }
 
-  // A coroutine member of a task_group ended (coroutine.hpp) on thread `self` (null: a thread
-  // outside heist); `owner_counted`: its run() was counted by try_add_owned. If this ends the
-  // group and a coroutine waits in join(), returns it for the caller to resume by symmetric
-  // transfer (the caller is that member's final suspension: no new task, no stack);
-  // otherwise does what finish_task does and returns null.
-  std::coroutine_handle<> finish_member_and_take_joiner(const thread_context* self,
-                                                        bool owner_counted) noexcept {
-    if (owner_counted && self != nullptr && change_owned(self, -1)) return {};
-    if (HEIST_LIKELY(!count_change(-1))) return {};
+  // A member of the group ended on thread `self` (null: a thread outside heist);
+  // `owner_counted`: it was counted by try_add_owned. As finish_member, except that if this
+  // ends the group while a resumer is armed (arm_resumer), the resumer is returned instead of
+  // fired: the caller takes it over (runs its continuation itself, or fires it). A parked
+  // waiter is signalled here. Null otherwise. (A coroutine member's final suspension takes
+  // its joiner over this way: no new task, no stack.)
+  completion_callback* finish_member_taking_resumer(const thread_context* self,
+                                                    bool owner_counted) noexcept {
+    if (owner_counted && self != nullptr && change_owned(self, -1)) return nullptr;
+    if (HEIST_LIKELY(!count_change(-1))) return nullptr;
     HEIST_PERTURB_POINT(group_finish_counted);
     // relaxed: as in wake_waiter (count_change's acquire RMW read the arming CAS that
     // published it).
-    if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) {
-      if (std::coroutine_handle<> h = r->coroutine()) return h;
-    }
+    if (completion_callback* r = m_resumer.load(std::memory_order_relaxed)) return r;
     wake_waiter();
-    return {};
+    return nullptr;
   }
   // A coroutine member ended, was skipped (cancelled) or could not be spawned, on thread
   // `self` (null: outside heist); a coroutine waiting in join() is fired (resumed as a task).
@@ -208,28 +204,12 @@ class HEIST_API wait_context {
   // above zero: the waiter may go on helping). Returns false if the last task took the bit
   // with the count to zero meanwhile: then that task owes this waiter a k_group signal, and
   // disarm waits for it before returning.
-  bool disarm(parker& p) noexcept {
-    // relaxed: the CAS below carries the order; a stale value only fails it.
-    std::uint64_t s = m_state.load(std::memory_order_relaxed);
-    for (;;) {
-      if ((s & k_sleeping) == 0) {
-        consume_signal(p);
-        return false;
-      }
-      // acquire: keeps this RMW ordered before our later reads of the count.
-      if (m_state.compare_exchange_weak(s, s & ~k_sleeping, std::memory_order_acquire,
-                                        std::memory_order_relaxed)) {
-        return true;
-      }
-    }
-  }
+  // Out of line (src/wait/wait_context.cpp): only a parked waiter's way out calls it.
+  bool disarm(parker& p) noexcept;
 
   // Waits for the k_group signal an arming is owed (the bit is gone: the last task is
   // signalling). Exactly one signal per arming, so this consumes that one and no other.
-  static void consume_signal(parker& p) noexcept {
-    p.wait_for(parker::k_group);
-    HEIST_PERTURB_POINT(group_waiter_woken);
-  }
+  static void consume_signal(parker& p) noexcept;
 
   // --- cancellation and exceptions (task groups) ------------------------------------------
   void cancel() noexcept {
@@ -386,7 +366,7 @@ class HEIST_API wait_context {
   void claim() noexcept;
   // The claim itself, once per group (src/wait/wait_context.cpp has the steps C1-C3).
   HEIST_NOINLINE void claim_slow() noexcept;
-  void fold(std::int64_t local) noexcept;
+  bool fold(std::int64_t local) noexcept;
   // Before arming: the owner moves m_local into m_state itself (it sleeps or, for a join,
   // `give_up`s the group for good); any other thread claims the group.
   void make_count_exact(bool give_up) noexcept;
@@ -442,8 +422,10 @@ class HEIST_API wait_context {
   static constexpr std::uint8_t k_writing_exception = 1;
   static constexpr std::uint8_t k_has_exception = 2;
   std::atomic<std::uint8_t> m_exception_state{k_no_exception};
-  std::atomic<bool> m_claimed;  // false while an owner may hold part of the count
-  spin_lock m_claim_lock;       // claims and the owner's folds
+  // false while an owner may hold part of the count. Claims and the owner's folds of one
+  // group take turns under a lock of a small table, picked by the group's address
+  // (src/wait/wait_context.cpp, claim_lock_of): both happen at most once per group and wait.
+  std::atomic<bool> m_claimed;
   std::atomic<std::uint64_t> m_seen_epoch;
   std::exception_ptr m_exception;
 };
