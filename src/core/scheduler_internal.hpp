@@ -11,8 +11,8 @@
 // Running one task (and task_group::wait's inline first step) is run_task's
 // (include/heist/detail/core/run_task.hpp); sleeping and waking is idle_state's
 // (include/heist/detail/sleep/idle_state.hpp);
-// docs/design/sleep.md and docs/design/protocols.md have the long version, docs/design/overview.md
-// the overview with diagrams.
+// include/heist/detail/sleep/README.md and docs/design/protocols.md have the long version,
+// docs/design/overview.md the overview with diagrams.
 //
 // Glossary
 //   worker   a thread the executor started; it occupies one slot (deque) of its arena.

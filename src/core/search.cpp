@@ -192,7 +192,7 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
     if (task* t = inject.pop_batch(start, k_inject_batch, a.active_slots(), rest)) {
       if (rest != nullptr) {
         // The batch's other tasks are in neither the queue nor a deque until pushed: this
-        // thread is busy to publishers, or a searcher that owes L2 (docs/design/sleep.md).
+        // thread is busy to publishers, or a searcher that owes L2 (include/heist/detail/sleep/README.md).
         HEIST_PERTURB_POINT(inject_batch_taken);
         push_back_foreign(c, rest);
         // The batch is injected work that was queued first: a worker's periodic look at the

@@ -25,52 +25,8 @@
 // Counters. m_state counts searching and sleeping threads of both kinds; m_roaming counts
 // the roamers among them. Only idle transitions write them; the spawn fast path reads one.
 //
-// Protocol (docs/design/sleep.md has the proof sketch):
-//   Sleeper                                   Publisher
-//   S1 lock the list, push self, move self     P1 publish the task (deque push, bucket push,
-//      searching -> sleeping in both words        under the bucket's count)
-//      (seq_cst RMW), unlock                   P2 seq_cst fence (or: a seq_cst push into an
-//   S2 seq_cst fence                              empty deque followed by a seq_cst load)
-//   S3 re-check every queue the thread's kind  P3 load the word of the kinds that can take
-//      can take; if anything is there, cancel     the task (m_state; m_roaming for a task
-//      (S1 undone) and search                     arena's work)
-//   S4 park until the k_work signal           P4 if nobody of those kinds searches and one
-//                                                sleeps: wake one of them
-//   A thread out of local work counts as a searcher (begin_search) only after its first
-//   round found nothing (the first look, search.cpp): until then it is, to publishers, a
-//   busy thread; it suppresses no wake-up and owes no L2.
-//   Leaver (L): a searcher that stops searching for any reason (found a task, its wait is
-//   over, it retires, it goes visiting)
-//   L1 decrement its searching count (RMW)
-//   L2 if it was the last searcher of its kind's word and that word shows sleepers:
-//      seq_cst fence, re-check the queues that kind can take, wake one if anything is there
-//   (A waker that runs on after P4 or L2 also records its CPU for the woken thread and
-//   yields once; the woken thread moves off that CPU if the OS put it there. Neither step
-//   touches a count: wake_placement.hpp.)
-// Claims and why:
-//   - No lost publication to a sleeper: the fences of S2 and P2 are ordered in the single
-//     total order S. If P2 comes first, S3 sees the task. If S2 comes first, P3 sees the
-//     sleeper in S1's word, or a searcher.
-//   - No lost publication to a searcher: a publisher that saw a searcher woke nobody. That
-//     searcher either sleeps (S1-S3 re-check), or leaves. The last one to leave runs L2: if
-//     its fence precedes P2, P3 sees the count without it (and wakes if it was the last);
-//     if P2 precedes it, L2's re-check sees the task. Searchers that are not last leave the
-//     duty to the last.
-//   Hence the invariant: while a published task is queued, some thread that can take it is
-//   busy, searching, or being woken.
-//
-// Spawns from inside a task: a push into an *empty* deque is a seq_cst store followed by a
-// seq_cst load of the idle word (notify_after_spawn), the same Dekker pair without a
-// separate fence. A push onto a non-empty deque needs nothing and does nothing: any
-// sleeper's re-check already saw that deque non-empty, and the threads counted busy or
-// searching when it did spread the rest by L2 (a thief that takes one of its tasks and
-// leaves as the last searcher re-checks and wakes the next sleeper). Not even a read of the
-// idle word: one relaxed load of it (and its test) per such push cost 4-5% of fib's time at
-// two workers on an Intel VM (docs/design/spawn.md).
-// (One window stays open: a thief empties the deque between the owner's read of top and
-// its push, which the owner then does not treat as "into empty". The task is never lost,
-// its owner pops it; at worst parallelism waits for the next push into an empty deque or
-// the next L2.) External submissions always fence.
+// The protocol (sleeper S1-S4, publisher P1-P4, leaver L1-L2), why no publication is lost,
+// and the spawn's cheaper pair for a push into an empty deque: README.md beside this file.
 #pragma once
 
 #include <atomic>
