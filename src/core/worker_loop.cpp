@@ -24,8 +24,8 @@ void poll_between_tasks(thread_context& c) noexcept {
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::steady_clock::now().time_since_epoch())
                                .count();
-  if (now - c.m_last_poll_ns < k_busy_poll_interval_ns) return;
-  c.m_last_poll_ns = now;
+  if (now - record_of(c).m_last_poll_ns < k_busy_poll_interval_ns) return;
+  record_of(c).m_last_poll_ns = now;
   c.m_exec->poll_once();
 }
 
@@ -70,7 +70,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   c.m_slot = &a.slot_at(index);
   c.m_home = c.m_slot;
   c.m_worker_of = &exec;
-  c.m_worker_index = index;
+  record_of(c).m_worker_index = index;
   init_stack_bounds(c);
   t_context = &c;
   exec.worker_started(index);
@@ -78,7 +78,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   if (restarted) {
     // Started by a wake-up that counted this thread as a searcher (worker_threads.cpp, R3):
     // search before anything else, without counting itself again.
-    c.m_search_counted = true;
+    record_of(c).m_search_counted = true;
     const found_task found = search(c, a, nullptr, task_filter{});
     if (found.t != nullptr) {
       execute_task(c, found.t, found.stolen);
@@ -100,8 +100,8 @@ void spare_main(executor_impl& exec) {
     thread_record c;
     init_stack_bounds(c);
     c.m_worker_of = &exec;
-    c.m_worker_index = exec.num_workers();
-    c.m_spare = true;
+    record_of(c).m_worker_index = exec.num_workers();
+    record_of(c).m_spare = true;
     t_context = &c;
     arena& a = exec.default_arena();
     const std::string name = exec.options().name.substr(0, 9) + "-spare";

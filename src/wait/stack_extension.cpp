@@ -60,7 +60,7 @@ void* stack_extension_main(void* p) {
     thread_record c;
     static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
     c.m_worker_of = call.caller->m_worker_of;
-    c.m_worker_index = call.caller->m_worker_index;
+    record_of(c).m_worker_index = record_of(*call.caller).m_worker_index;
     c.m_home = call.caller->m_home;
     init_stack_bounds(c);
     t_context = &c;

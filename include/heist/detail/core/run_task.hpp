@@ -19,6 +19,7 @@
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/task.hpp"
 #include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/diagnostics/analysis_hooks.hpp"
 #include "heist/detail/wait/stack_headroom.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 

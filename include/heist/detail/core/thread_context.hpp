@@ -12,7 +12,6 @@
 
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/task_pool.hpp"
-#include "heist/detail/diagnostics/analysis_hooks.hpp"
 
 namespace heist::detail {
 
@@ -37,21 +36,12 @@ struct HEIST_API thread_context : scheduling_state {
   thread_context& operator=(const thread_context&) = delete;
 
   executor_impl* m_worker_of = nullptr;  // set on the executor's own threads (workers, spares)
-  std::size_t m_worker_index = 0;
   // Where this thread's load-monitor statistics go: a worker's own slot, a stand-in's
   // spare slot; null for other threads (then the slot it occupies, or the executor's
   // counters for threads that hold none).
   slot* m_home = nullptr;
-  bool m_spare = false;  // a blocking() stand-in (worker_loop.cpp, spare_main)
-  // A restarted worker's thread: the wake-up that started it already counted it as a
-  // searcher, so its first search() does not count itself again (worker_threads.cpp).
-  bool m_search_counted = false;
-  bool m_retired = false;  // the worker's park timed out and its thread is ending
-  // How long a roamer parks while polled completions are pending (poller.hpp): 20 us,
-  // doubling to 1 ms while polls find nothing.
-  std::int64_t m_poll_park_ns = 20'000;
-  std::int64_t m_last_poll_ns = 0;  // a busy worker's last poll (worker_loop.cpp)
-  std::uint32_t m_help_depth = 0;   // helping waits (and inline group calls) on this stack
+  bool m_retired = false;          // the worker's park timed out and its thread is ending
+  std::uint32_t m_help_depth = 0;  // helping waits (and inline group calls) on this stack
   // Helping waits run tasks inline only above this address (0: stack bounds unknown).
   std::uintptr_t m_stack_limit = 0;
   std::uint64_t m_rng;  // victim selection for threads without a slot
@@ -70,8 +60,6 @@ struct HEIST_API thread_context : scheduling_state {
   // under ThreadSanitizer, whose call stacks hold at most 65,536 frames, 256 KiB below the
   // stack's top (0: bounds unknown).
   std::uintptr_t m_await_stack_mark = 0;
-  // Its place in the DAG of a running scalability analysis (analysis_hooks.hpp).
-  analysis_frame m_analysis;
 
  protected:
   thread_context() noexcept;  // only as part of a thread_record

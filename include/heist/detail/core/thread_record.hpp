@@ -11,6 +11,7 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/small_object_pool.hpp"
 #include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/diagnostics/analysis_hooks.hpp"
 #include "heist/detail/sleep/idle_state.hpp"
 #include "heist/detail/sleep/parker.hpp"
 
@@ -19,9 +20,30 @@ namespace heist::detail {
 struct thread_record final : thread_context {
   thread_record() noexcept { m_sleeper.m_parker = &m_parker; }
 
-  small_object_pool m_small;  // coroutine frames, futures' states (allocate_small)
-  parker m_parker;            // what this thread blocks on (park.cpp, future_wait.cpp)
-  sleeper m_sleeper;          // its entry in an arena's idle lists (idle_state.hpp)
+  // Memory: coroutine frames and futures' states (allocate_small).
+  small_object_pool m_small;
+
+  // Sleeping (sleep/): what this thread blocks on (park.cpp, future_wait.cpp) and its entry
+  // in an arena's idle lists (idle_state.hpp).
+  parker m_parker;
+  sleeper m_sleeper;
+
+  // Searching (search.cpp, park.cpp, worker_loop.cpp). A restarted worker's thread: the
+  // wake-up that started it already counted it as a searcher, so its first search() does not
+  // count itself again (worker_threads.cpp). How long a roamer parks while polled
+  // completions are pending (poller.hpp): 20 us, doubling to 1 ms while polls find nothing;
+  // a busy worker's last poll.
+  bool m_search_counted = false;
+  std::int64_t m_poll_park_ns = 20'000;
+  std::int64_t m_last_poll_ns = 0;
+
+  // Which worker this is (worker_loop.cpp): its index, and whether it is a blocking()
+  // stand-in (spare_main).
+  std::size_t m_worker_index = 0;
+  bool m_spare = false;
+
+  // Its place in the DAG of a running scalability analysis (analysis_hooks.hpp).
+  analysis_frame m_analysis;
 };
 
 HEIST_ALWAYS_INLINE thread_record& record_of(thread_context& c) noexcept {
