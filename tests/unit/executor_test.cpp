@@ -266,8 +266,8 @@ TEST(Executor, IdleWorkersStealUnlessPolicyIsNone) {
 // A burst of spawns onto one deque reaches every sleeping worker. Only the first push finds
 // the deque empty and wakes a worker; the pushes after it wake nobody (idle_state.hpp), so
 // the others must be woken by the chain of thieves that leave searching with work in sight
-// (L2 in include/heist/detail/sleep/README.md). Each task holds its thread until four distinct threads
-// hold one: the spawner (helping in its wait) and all three sleepers.
+// (L2 in include/heist/detail/sleep/README.md). Each task holds its thread until four distinct
+// threads hold one: the spawner (helping in its wait) and all three sleepers.
 TEST(Executor, SleepingWorkersWakeOneAnotherForABurstOnOneDeque) {
   heist::executor ex(4);
   // Each worker's park count when it was last seen busy (all zero before the first round).
