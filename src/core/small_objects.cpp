@@ -8,7 +8,7 @@
 #include <new>
 
 #include "heist/detail/core/small_object_pool.hpp"
-#include "heist/detail/core/thread_context.hpp"
+#include "heist/detail/core/thread_record.hpp"
 
 namespace heist::detail {
 namespace {
