@@ -25,7 +25,9 @@ for private in 'heist::detail::idle_budget::' 'heist::detail::graph_runner::'; d
   fi
 done
 for needed in 'heist::executor::executor(' 'heist::detail::help_until(' 'heist::detail::t_context' \
-              'heist::detail::inject(' 'typeinfo for heist::executor_closed'; do
+              'heist::detail::inject(' 'typeinfo for heist::executor_closed' \
+              'heist::detail::allocate_small_outside(' 'heist::detail::publish_push_into_empty(' \
+              'heist::task_group::run_leased(' 'heist::detail::join_awaiter::take_member_after_pop('; do
   if ! grep -qF "$needed" "$symbols"; then
     echo "$lib does not export $needed"
     exit 1
