@@ -103,7 +103,7 @@ class HEIST_API join_awaiter final : public completion_callback {
   // If the top of the calling thread's deque is a coroutine member of this group, pops it and
   // returns it, ready to run as inlined by this join; members found cancelled are destroyed
   // and counted out on the way. Null otherwise (the deque as it was). Inline: the common case
-  // (coroutine.hpp, which defines it with the promise); what else the pop finds goes to
+  // (coroutine_member.hpp, which defines it with the promise); what else the pop finds goes to
   // take_member_after_pop (src/wait/coroutine_join.cpp).
   std::coroutine_handle<> take_member() noexcept;
   // The rest of take_member on thread `c`, whose slot is `s`, for `popped`, just popped from
