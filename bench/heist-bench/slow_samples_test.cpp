@@ -57,17 +57,19 @@ TEST(SlowSamples, NoNoteWithoutSlowSamplesOneThreadShapesOrBusyWorkers) {
 }
 
 // A heist row at two threads records busy and least_share once per timed sample, in range;
-// rows with one worker or none (heist at one thread, serial) record neither.
+// rows with one worker or none (heist at one thread, serial) record neither. The probe reads
+// the CPU clock just outside the timed call, while the workers still search, so a sample must
+// be long (fib(25), about a millisecond) for that margin to stay a small part of busy.
 TEST(SlowSamples, HeistRowsRecordEverySamplesShape) {
   bench::context x;
   x.cfg.threads = {1, 2};
   x.cfg.workloads = {"fib"};
   x.cfg.backends = {"heist", "serial"};
   const int reps = 5;
-  bench::timed_case(x, "fork-join", "fib", "fib(20)", {{"heist", true}, {"serial", true}}, reps,
-                    6765, nullptr, [](auto& b) {
+  bench::timed_case(x, "fork-join", "fib", "fib(25)", {{"heist", true}, {"serial", true}}, reps,
+                    75025, nullptr, [](auto& b) {
                       long v = 0;
-                      b.run([&] { v = bench::fib<std::decay_t<decltype(b)>>(20); });
+                      b.run([&] { v = bench::fib<std::decay_t<decltype(b)>>(25); });
                       return static_cast<std::uint64_t>(v);
                     });
   ASSERT_EQ(x.results.size(), 3u);  // heist at 1 and 2 threads, serial at 1
