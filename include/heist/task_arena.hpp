@@ -13,7 +13,7 @@
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/arena.hpp"
 #include "heist/detail/core/arena_lease.hpp"
-#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/core/executor_seam.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/wait/wait_context.hpp"
 #include "heist/executor.hpp"
@@ -113,12 +113,12 @@ class HEIST_API task_arena {
     // Always through the injection queue (FIFO), also from inside the arena.
     detail::thread_context& c = detail::current_context();
     detail::executor_impl& exec = m_arena->exec();
-    exec.admit_external(c);
+    detail::admit_external(exec, c);
     detail::task* t;
     try {
       t = detail::build_task<detail::post_job<std::decay_t<F>>>(c, nullptr, std::forward<F>(f));
     } catch (...) {
-      exec.cancel_admission(c);
+      detail::cancel_admission(exec, c);
       throw;
     }
     detail::inject(*m_arena, c, t);
@@ -179,10 +179,10 @@ auto blocking(F&& f) -> std::invoke_result_t<F&> {
   detail::thread_context* c = detail::t_context;
   detail::executor_impl* exec = c != nullptr ? c->m_worker_of : nullptr;
   if (exec == nullptr) return std::invoke(f);
-  exec->enter_blocking();
+  detail::enter_blocking(*exec);
   struct leave {
     detail::executor_impl* e;
-    ~leave() { e->leave_blocking(); }
+    ~leave() { detail::leave_blocking(*e); }
   } guard{exec};
   return std::invoke(f);
 }

@@ -446,7 +446,7 @@ void check_chain(std::size_t max_live_tokens, const stage_list& stages) {
 }
 
 void run_in(arena& a, std::size_t max_live_tokens, const stage_list& stages) {
-  a.exec().refuse_if_closed("heist::parallel_pipeline");
+  refuse_if_closed(a.exec(), "heist::parallel_pipeline");
   pipeline_run run(a, max_live_tokens, stages);
   run.run();
 }

@@ -30,4 +30,14 @@ void executor_impl::notify_poll_pending() noexcept {
   idle().notify_visitor_wanted();  // P3-P4 on the roamers' word: only roamers poll
 }
 
+poller& install_poller(executor_impl& exec, std::unique_ptr<poller> (*make)(executor_impl&)) {
+  return exec.poller_or_install(make);
+}
+poller* installed_poller(executor_impl& exec) noexcept {
+  return exec.installed_poller();
+}
+void notify_poll_pending(executor_impl& exec) noexcept {
+  exec.notify_poll_pending();
+}
+
 }  // namespace heist::detail

@@ -8,7 +8,8 @@
 #include <string>
 
 #include "compose/graph_runner.hpp"
-#include "heist/detail/core/executor_impl.hpp"
+#include "core/executor_impl.hpp"
+#include "heist/detail/core/executor_seam.hpp"
 #include "heist/detail/core/spawn.hpp"
 
 namespace heist {
@@ -130,7 +131,7 @@ void task_graph::write_dot(std::ostream& out) const {
 }
 
 future<void> task_graph::submit(detail::arena& a, std::size_t n, std::function<bool()> stop) {
-  a.exec().refuse_if_closed("heist::task_graph::run");
+  refuse_if_closed(a.exec(), "heist::task_graph::run");
   auto* state = new detail::future_state<void>(&a);
   future<void> result(state);  // owns one reference
   detail::run_request& r = m_runner->make_request();

@@ -7,7 +7,7 @@
 #include <system_error>
 #include <thread>
 
-#include "heist/detail/core/executor_impl.hpp"
+#include "core/executor_impl.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
 
 namespace heist::detail {

@@ -15,12 +15,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "heist/detail/core/executor_impl.hpp"
+#include "core/executor_impl.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
 #include "heist/detail/platform/topology.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/sleep/wake_placement.hpp"
+#include "heist/detail/core/executor_seam.hpp"
 #include "heist/sizing.hpp"
 #include "heist/task_group.hpp"
 
@@ -358,6 +359,26 @@ bool executor_impl::task_arena_needs_thread(int min_level) noexcept {
   if (!has_task_arenas()) return false;
   std::lock_guard<std::mutex> lock(m_arenas_lock);
   return find_arena_locked(0, min_level) != nullptr;
+}
+
+// --- the seam (executor_seam.hpp) -------------------------------------------------------------
+void admit_external(executor_impl& exec, const thread_context& c) {
+  exec.admit_external(c);
+}
+void cancel_admission(executor_impl& exec, const thread_context& c) noexcept {
+  exec.cancel_admission(c);
+}
+void refuse_if_closed(const executor_impl& exec, const char* where) {
+  exec.refuse_if_closed(where);
+}
+void enter_blocking(executor_impl& exec) noexcept {
+  exec.enter_blocking();
+}
+void leave_blocking(executor_impl& exec) noexcept {
+  exec.leave_blocking();
+}
+std::uint64_t default_idle_snapshot(executor_impl& exec) noexcept {
+  return exec.idle().snapshot();
 }
 
 void executor_impl::report_unhandled(std::exception_ptr e) noexcept {

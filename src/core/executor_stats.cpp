@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "heist/detail/core/executor_impl.hpp"
+#include "core/executor_impl.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
 
 namespace heist::detail {

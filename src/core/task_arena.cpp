@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/executor_impl.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 
 namespace heist {

@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "heist/analysis.hpp"
-#include "heist/detail/core/executor_impl.hpp"
+#include "core/executor_impl.hpp"
 #include "heist/detail/core/thread_context.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 #include "heist/executor_options.hpp"

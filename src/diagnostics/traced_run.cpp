@@ -1,6 +1,6 @@
 // A task run with its span recorded, or measured by a scalability analysis (run_task.hpp's
 // invoke_traced).
-#include "heist/detail/core/executor_impl.hpp"
+#include "core/executor_impl.hpp"
 #include "heist/detail/core/run_task.hpp"
 #include "heist/detail/diagnostics/analysis_hooks.hpp"
 #include "heist/detail/diagnostics/trace.hpp"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/compose/poller.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/mpi.hpp"
 #include "heist/promise.hpp"
@@ -100,7 +100,7 @@ class request_poller final : public detail::poller {
       m_promises.push_back(std::move(p));
     }
     add_pending(1);
-    exec.notify_poll_pending();
+    heist::detail::notify_poll_pending(exec);
     return f;
   }
 
@@ -222,7 +222,7 @@ bool check_request(MPI_Request request) {
 
 request_poller& poller_of(detail::executor_impl& exec) {
   detail::poller& p =
-      exec.poller_or_install([](detail::executor_impl&) -> std::unique_ptr<detail::poller> {
+      detail::install_poller(exec, [](detail::executor_impl&) -> std::unique_ptr<detail::poller> {
         return std::make_unique<request_poller>();
       });
   auto* r = dynamic_cast<request_poller*>(&p);
@@ -255,7 +255,7 @@ std::unique_lock<std::mutex> lock() {
 }
 
 progress_stats stats(executor& ex) {
-  auto* r = dynamic_cast<request_poller*>(detail_impl(ex).installed_poller());
+  auto* r = dynamic_cast<request_poller*>(detail::installed_poller(detail_impl(ex)));
   return r != nullptr ? r->stats() : progress_stats{};
 }
 

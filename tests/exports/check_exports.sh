@@ -27,7 +27,10 @@ done
 for needed in 'heist::executor::executor(' 'heist::detail::help_until(' 'heist::detail::t_context' \
               'heist::detail::inject(' 'typeinfo for heist::executor_closed' \
               'heist::detail::allocate_small_outside(' 'heist::detail::publish_push_into_empty(' \
-              'heist::task_group::run_leased(' 'heist::detail::join_awaiter::take_member_after_pop('; do
+              'heist::task_group::run_leased(' 'heist::detail::join_awaiter::take_member_after_pop(' \
+              'heist::detail::admit_external(' 'heist::detail::refuse_if_closed(' \
+              'heist::detail::enter_blocking(' 'heist::detail::default_idle_snapshot(' \
+              'heist::detail::install_poller('; do
   if ! grep -qF "$needed" "$symbols"; then
     echo "$lib does not export $needed"
     exit 1

@@ -2,8 +2,8 @@
 # Test (ctest headers.task_group_stays_light): what including <heist/task_group.hpp> costs
 # a user's build. The header keeps the inline fast path and nothing else: none of <mutex>,
 # <condition_variable>, <thread> or <future> reaches a user through it, and neither does the
-# executor's implementation (detail/core/executor_impl.hpp), and it includes at most 15 other
-# heist headers. Usage: check_header_weight.sh CXX SOURCE_DIR
+# executor's implementation (src/core/executor_impl.hpp, which no installed header includes),
+# and it includes at most 15 other heist headers. Usage: check_header_weight.sh CXX SOURCE_DIR
 set -eu
 cxx=$1
 src=$2

@@ -320,7 +320,7 @@ class one_flag_poller : public heist::detail::poller {
   heist::promise<int> done;
   void add(heist::detail::executor_impl& exec) {
     add_pending(1);
-    exec.notify_poll_pending();
+    heist::detail::notify_poll_pending(exec);
   }
   bool poll() noexcept override {
     if (!ready.load() || pending() == 0) return false;
@@ -344,12 +344,12 @@ TEST(WindowProbe, PolledItemRegisteredWhileTheWorkerParks) {
     auto& impl = heist::detail_impl(ex);
     one_flag_poller* p = nullptr;
     if (round == 0) {
-      p = static_cast<one_flag_poller*>(&impl.poller_or_install(
+      p = static_cast<one_flag_poller*>(&heist::detail::install_poller(impl, 
           [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
             return std::make_unique<one_flag_poller>();
           }));
     } else {
-      p = static_cast<one_flag_poller*>(impl.installed_poller());
+      p = static_cast<one_flag_poller*>(heist::detail::installed_poller(impl));
       p->done = heist::promise<int>();
       p->ready = false;
     }

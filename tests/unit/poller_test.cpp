@@ -36,7 +36,7 @@ class flag_poller : public heist::detail::poller {
       m_items.push_back({std::move(flag), std::move(p), value});
     }
     add_pending(1);
-    exec.notify_poll_pending();
+    heist::detail::notify_poll_pending(exec);
     return f;
   }
   bool poll() noexcept override {
@@ -69,7 +69,7 @@ class flag_poller : public heist::detail::poller {
 };
 
 flag_poller& install(heist::executor& ex) {
-  auto& p = heist::detail_impl(ex).poller_or_install(
+  auto& p = heist::detail::install_poller(heist::detail_impl(ex), 
       [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
         return std::make_unique<flag_poller>();
       });

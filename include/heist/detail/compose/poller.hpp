@@ -10,12 +10,13 @@
 //   - with nothing pending, nothing changes: workers park as before, no CPU.
 // Registering an item is a publication (docs/design/async.md, "Polled completions"): the registrant
 // raises pending() (seq_cst RMW), fences, and wakes a roamer if none searches and one sleeps
-// (executor_impl::notify_poll_pending); a parking worker reads pending() after its S2 fence.
+// (notify_poll_pending below); a parking worker reads pending() after its S2 fence.
 // poll() must never block: it is called on worker threads between tasks.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 
 #include "heist/detail/config.hpp"
 
@@ -43,5 +44,15 @@ class HEIST_API poller {
  private:
   std::atomic<std::size_t> m_pending{0};
 };
+
+class executor_impl;
+
+// The executor's poller, created by `make` on first use (one per executor, owned by it).
+HEIST_API poller& install_poller(executor_impl& exec,
+                                 std::unique_ptr<poller> (*make)(executor_impl&));
+// The poller install_poller created, or nullptr.
+HEIST_API poller* installed_poller(executor_impl& exec) noexcept;
+// After a registrant raised pending(): wakes a roamer to poll if none searches (P2-P4).
+HEIST_API void notify_poll_pending(executor_impl& exec) noexcept;
 
 }  // namespace heist::detail

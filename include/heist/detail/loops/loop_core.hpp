@@ -23,7 +23,7 @@
 #include "heist/blocked_range.hpp"
 #include "heist/detail/core/arena_lease.hpp"
 #include "heist/detail/core/arena_record.hpp"
-#include "heist/detail/core/executor_impl.hpp"
+#include "heist/detail/core/executor_seam.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/platform/spin_lock.hpp"
 #include "heist/detail/wait/wait_context.hpp"
@@ -284,7 +284,7 @@ inline bool loop_demand(arena& a, bool long_leaves) noexcept {
     return c->m_slot->m_deque.size() < wanted;
   }
   if (idle != 0) return true;  // somebody is searching or sleeping
-  return a.strict() && a.has_free_slot() && a.exec().idle().snapshot() != 0;
+  return a.strict() && a.has_free_slot() && default_idle_snapshot(a.exec()) != 0;
 }
 
 // Participants of static and affinity loops: in the default arena, the executor's workers
@@ -320,7 +320,7 @@ struct loop_base {
 class loop_scope {
   // Before the lease: a refused loop takes no slot.
   static arena& refused_if_closed(arena& a, const char* where) {
-    a.exec().refuse_if_closed(where);
+    refuse_if_closed(a.exec(), where);
     return a;
   }
 
