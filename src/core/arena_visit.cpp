@@ -38,7 +38,7 @@ bool visit(thread_context& c, arena& x, pending_leave* leaving) {
     }
   }
   if (leaving != nullptr) leaving->leave();
-  // release: pairs with unregister_arena's acquire; nothing of `x` is touched after this.
+  // release: pairs with arena_registry::remove's acquire; nothing of `x` is touched after this.
   x.m_visitors.fetch_sub(1, std::memory_order_release);
   return ran;
 }
@@ -48,13 +48,13 @@ void attract_visitor(arena& a) noexcept {
   // New work in strict arena `a`: if it has a free slot, wake a roamer of the executor (a
   // worker or stand-in between tasks: only they visit) to come and help.
   HEIST_PERTURB_POINT(visitor_attracting);
-  // P2 for roamers: pairs with their S2 (their S3 re-check includes task_arena_needs_thread)
+  // P2 for roamers: pairs with their S2 (their S3 re-check includes arena_registry::needs_thread)
   // and their L2; and with end_lease's fence after a slot is given back (the store-buffer
   // pair "publish work, then read the occupants" against "free the slot, then read the
   // queues": one of the two sides sees the other's write).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!a.has_free_slot()) return;
-  a.exec().note_wanted(a);  // busy threads of lower priority look at task boundaries
+  a.exec().registry().note_wanted(a);  // busy threads of lower priority look at task boundaries
   a.exec().idle().notify_visitor_wanted();
 }
 
@@ -82,7 +82,7 @@ void abandon_task(thread_context& c, task* t) noexcept {
 
 void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t) {
   try {
-    a.exec().admit_leased(*c.m_slot);  // counts it as created, or throws
+    a.exec().admission().admit_leased(*c.m_slot);  // counts it as created, or throws
   } catch (...) {
     discard_built_task(c, t);
     throw;
@@ -92,7 +92,7 @@ void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, ta
 
 void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t) {
   try {
-    a.exec().admit_external(c);
+    a.exec().admission().admit_external(c);
   } catch (...) {
     discard_built_task(c, t);
     throw;
@@ -107,7 +107,7 @@ void spawn_built(arena& a, task* t) {
   if (analysing()) analysis_spawned(c, a.exec(), t);
   if (holds_slot_of(c, a)) {
     if (c.m_task_depth == 0) {
-      a.exec().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
+      a.exec().admission().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
     } else {
       c.m_slot->m_counters.created.bump();
     }
@@ -122,7 +122,7 @@ void spawn_built(arena& a, task* t) {
     if (was_empty) publish_push_into_empty(a);
     return;
   }
-  a.exec().admit_external(c);
+  a.exec().admission().admit_external(c);
   inject(a, c, t);
 }
 
@@ -210,7 +210,7 @@ void end_lease(thread_context& c, arena& a, slot& s, const scheduling_state& sav
   // a wait_idle()/shutdown() caller: check for it here, as a searcher does. The fence above,
   // with only reads after it, already separates this thread's finished counts from its read
   // of the waiter count, which is all note_idle's own fence is for.
-  a.exec().note_idle(fenced);
+  a.exec().admission().note_idle(fenced);
 }
 
 }  // namespace heist::detail

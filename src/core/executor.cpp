@@ -1,6 +1,7 @@
-// executor and executor_impl: construction, admission of external tasks, quiescence
-// (wait_idle, shutdown) and task arenas. Statistics and traces are in executor_stats.cpp,
-// blocking() stand-ins in blocking.cpp.
+// executor and executor_impl: construction, the lifecycle (wait_idle, shutdown), in_flight's
+// sums over the roles, the user's hooks and the seam's entry points. The roles have their own
+// files: admission_control.cpp, arena_registry.cpp, standin_pool.cpp,
+// diagnostics/load_monitor.cpp, sleep/worker_threads.cpp.
 #include "heist/executor.hpp"
 
 #include <pthread.h>
@@ -16,19 +17,19 @@
 #include <string>
 
 #include "core/executor_impl.hpp"
+#include "heist/detail/core/executor_seam.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"
 #include "heist/detail/diagnostics/trace.hpp"
 #include "heist/detail/platform/topology.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 #include "heist/detail/sleep/wake_placement.hpp"
-#include "heist/detail/core/executor_seam.hpp"
 #include "heist/sizing.hpp"
 #include "heist/task_group.hpp"
 
 namespace heist {
 namespace detail {
 
-// The name of worker `index`'s thread (also its trace track, executor_stats.cpp): Linux
+// The name of worker `index`'s thread (also its trace track, load_monitor.cpp): Linux
 // limits thread names to 15 characters.
 std::string worker_thread_name(const std::string& base, std::size_t index) {
   // Linux limits thread names to 15 characters: shorten the base, keep the index.
@@ -44,11 +45,16 @@ std::string worker_thread_name(const std::string& base, std::size_t index) {
 // --- executor_impl -------------------------------------------------------------------------
 namespace {
 
-std::int64_t resolve_idle_timeout(std::chrono::milliseconds timeout) {
-  if (timeout.count() < 0) {
+// The options, once those checked before anything is built are valid.
+executor_options checked(executor_options options) {
+  if (options.idle_timeout.count() < 0) {
     throw std::invalid_argument("heist::executor: idle_timeout must not be negative, got " +
-                                std::to_string(timeout.count()) + " ms");
+                                std::to_string(options.idle_timeout.count()) + " ms");
   }
+  return options;
+}
+
+std::int64_t idle_timeout_ns(std::chrono::milliseconds timeout) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
 }
 
@@ -62,58 +68,60 @@ std::size_t resolve_worker_count(std::size_t requested) {
   return n;
 }
 
+std::unique_ptr<slot[]> make_slots(std::size_t n, std::size_t workers) {
+  auto slots = std::make_unique<slot[]>(n);
+  for (std::size_t i = 0; i < n; ++i)
+    slots[i].prepare(static_cast<std::uint32_t>(i), (i + 1) * 0x9E3779B97F4A7C15ULL, workers);
+  return slots;
+}
+
 }  // namespace
 
 executor_impl::executor_impl(executor_options options, callers c)
-    : m_options(std::move(options)),
+    : m_options(checked(std::move(options))),
       m_leasable_slots(c.seats),
-      m_num_workers(resolve_worker_count(m_options.num_workers)) {
-  m_idle_timeout_ns = resolve_idle_timeout(m_options.idle_timeout);
+      m_num_workers(resolve_worker_count(m_options.num_workers)),
+      m_num_slots(m_num_workers + m_leasable_slots + m_options.max_blocking_threads),
+      m_slots(make_slots(m_num_slots, m_num_workers)),
+      // Injection buckets: enough that a few external producers rarely share one.
+      m_arena(std::make_unique<arena_record>(
+          *this, m_slots.get(),
+          arena::layout{m_num_slots, m_num_workers, m_num_workers + m_leasable_slots,
+                        std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers),
+                        c.others_wait})),
+      m_admission(*this),
+      m_registry(*m_arena, m_options.policy),
+      m_standins(*this, m_options.max_blocking_threads),
+      m_monitor(*this),
+      m_threads(*this, idle_timeout_ns(m_options.idle_timeout)) {
   enable_owner_counting();  // before any worker runs a task (wait_context.hpp)
   // The topology table is a function-local static: build it here, on the creating thread,
   // not lazily in a worker's first search. A fork() that lands while a worker is inside its
   // initialisation leaves the child with a guard that is never released (every child
   // worker then blocks in __cxa_guard_acquire: Fork.ForkWhileParentMovesTaskMemory...).
   (void)multi_domain();
-  m_num_slots = m_num_workers + m_leasable_slots + m_options.max_blocking_threads;
-  m_slots = std::make_unique<slot[]>(m_num_slots);
-  for (std::size_t i = 0; i < m_num_slots; ++i) {
-    m_slots[i].prepare(static_cast<std::uint32_t>(i), (i + 1) * 0x9E3779B97F4A7C15ULL,
-                       m_num_workers);
-  }
-  // Injection buckets: enough that a few external producers rarely share one.
-  m_arena = std::make_unique<arena_record>(
-      *this, m_slots.get(),
-      arena::layout{m_num_slots, m_num_workers, m_num_workers + m_leasable_slots,
-                    std::max<std::size_t>(4, m_num_workers), false, spread_wakes(m_num_workers),
-                    c.others_wait});
-  m_baseline.resize(m_num_workers);
-  m_trace_origin = trace_clock();
-  if (m_options.trace) {
-    for (std::size_t i = 0; i < m_num_slots; ++i) {
-      m_traces.push_back(std::make_unique<trace_buffer>());
-      m_slots[i].m_trace = m_traces.back().get();
-    }
-  }
-  start_workers();
+  m_threads.start();
 }
 
 executor_impl::~executor_impl() {
   {
     // executor::~executor called shutdown(); this only covers a failed construction path.
     std::lock_guard<std::mutex> lock(m_lifecycle_lock);
-    if (!m_joined) {
-      // seq_cst store, then wake_all takes the idle lock (see shutdown).
-      m_stop.store(true, std::memory_order_seq_cst);
-      idle().wake_all();
-      join_workers();
-    }
+    if (!m_joined) stop_workers();
   }
   // Futures, continuations and coroutines that outlive the executor reach its arena only
   // through a pin (arena_lifetime.hpp): none is taken after this, and those held end first.
   m_arena->close_lifetime();
   // An outside thread whose task already ran may still be inside inject() (arena.hpp).
   m_arena->wait_for_injectors();
+}
+
+void executor_impl::stop_workers() noexcept {
+  // seq_cst store, then wake_all takes the idle lock: a worker either sees m_stop in its
+  // re-check after prepare_sleep, or is in the sleeper list and gets woken.
+  m_stop.store(true, std::memory_order_seq_cst);
+  idle().wake_all();
+  m_threads.join();
 }
 
 void executor_impl::worker_started(std::size_t index) noexcept {
@@ -138,66 +146,10 @@ void executor_impl::worker_stopping(std::size_t index) noexcept {
   }
 }
 
-void executor_impl::admit_external(const thread_context& c) {
-  external_shard& shard = shard_for(c);
-  // seq_cst RMW then seq_cst load, against shutdown's seq_cst store of m_closed followed
-  // by its in-flight count (wait_quiescent): either this thread sees m_closed, or
-  // shutdown sees this task in flight and waits for it. Nothing accepted is lost.
-  shard.created.fetch_add(1, std::memory_order_seq_cst);
-  HEIST_PERTURB_POINT(admit_counted);
-  if (HEIST_UNLIKELY(m_closed.load(std::memory_order_seq_cst)) &&
-      !(c.m_exec == this && c.m_task_depth > 0)) {
-    cancel_admission(c);
-    throw executor_closed("heist::executor: shut down, no new tasks are accepted");
-  }
-}
-
 void executor_impl::refuse_outsider(const char* where) const {
   const thread_context* const c = t_context;
-  if (c != nullptr && c->m_exec == this && c->m_task_depth > 0) return;
+  if (c != nullptr && runs_task_of_this(*c)) return;
   throw executor_closed(std::string(where) + ": the executor is shut down");
-}
-
-void executor_impl::cancel_admission(const thread_context& c) noexcept {
-  // release: see in_flight().
-  shard_for(c).finished.fetch_add(1, std::memory_order_release);
-  note_idle();
-}
-
-void executor_impl::admit_leased(slot& s) {
-  // seq_cst store then seq_cst load, against shutdown's seq_cst store of m_closed followed
-  // by its fence and its read of the counters (wait_quiescent): either this thread sees
-  // m_closed, or shutdown's in-flight count includes this task and waits for it.
-  s.m_counters.created.bump_seq_cst();
-  HEIST_PERTURB_POINT(admit_counted);
-  if (HEIST_UNLIKELY(m_closed.load(std::memory_order_seq_cst))) {
-    cancel_leased_admission(s);
-    throw executor_closed("heist::executor: shut down, no new tasks are accepted");
-  }
-}
-
-void executor_impl::cancel_leased_admission(slot& s) noexcept {
-  // The counters only grow (in_flight's argument): undo the creation by counting a finish.
-  s.m_counters.finished.bump_release();
-  note_idle();
-}
-
-void executor_impl::count_external_finished(const thread_context& c, bool executed) noexcept {
-  if (executed) count_external_executed();
-  // release: see in_flight().
-  shard_for(c).finished.fetch_add(1, std::memory_order_release);
-}
-
-void executor_impl::count_external_steal(bool success) noexcept {
-  // relaxed: statistics.
-  m_external_attempts.fetch_add(1, std::memory_order_relaxed);
-  (success ? m_external_stolen : m_external_failed).fetch_add(1, std::memory_order_relaxed);
-}
-
-void executor_impl::record_external_span(std::uint64_t start, std::uint64_t end,
-                                         bool stolen) noexcept {
-  std::lock_guard<std::mutex> lock(m_external_trace_lock);
-  m_external_trace.record(start, end, stolen);
 }
 
 // Created minus finished, over every arena. Reads every "finished" counter first (acquire),
@@ -207,9 +159,9 @@ void executor_impl::record_external_span(std::uint64_t start, std::uint64_t end,
 // either counted as created, or was spawned by a task that was unfinished when the
 // finished counters were read (and is counted as created): zero means quiescent.
 std::uint64_t executor_impl::in_flight() const noexcept {
-  // The arenas lock keeps the set of arenas (and the counters folded in when one is
-  // destroyed) fixed while the sums are taken.
-  std::lock_guard<std::mutex> lock(m_arenas_lock);
+  // The registry's lock keeps the set of arenas (and the counts folded in when one is
+  // removed) fixed while the sums are taken.
+  const arena_registry::locked_view arenas(m_registry);
   auto slots_sum = [](const arena& a, auto count) {
     std::uint64_t n = 0;
     for (std::size_t i = 0; i < a.num_slots(); ++i)
@@ -224,42 +176,20 @@ std::uint64_t executor_impl::in_flight() const noexcept {
   const auto created_of = [](const slot_counters& k) {
     return k.created.load(std::memory_order_acquire);
   };
-  std::uint64_t finished = m_retired_finished + slots_sum(*m_arena, finished_of);
-  for (const arena* a : m_task_arenas)
+  std::uint64_t finished = arenas.removed_finished() + slots_sum(*m_arena, finished_of);
+  for (const arena* a : arenas.arenas())
     finished += slots_sum(*a, finished_of);
-  for (const external_shard& s : m_external)
-    finished += s.finished.load(std::memory_order_acquire);
-  std::uint64_t created = m_retired_created + slots_sum(*m_arena, created_of);
-  for (const arena* a : m_task_arenas)
+  finished += m_admission.external_finished();
+  std::uint64_t created = arenas.removed_created() + slots_sum(*m_arena, created_of);
+  for (const arena* a : arenas.arenas())
     created += slots_sum(*a, created_of);
-  for (const external_shard& s : m_external)
-    created += s.created.load(std::memory_order_acquire);
+  created += m_admission.external_created();
   return created - finished;
-}
-
-void executor_impl::check_quiescent() noexcept {
-  if (in_flight() != 0) return;
-  std::lock_guard<std::mutex> lock(m_quiescence_lock);
-  m_quiescence_cv.notify_all();
-}
-
-void executor_impl::wait_quiescent() {
-  // seq_cst RMW + fence: pairs with the fence in note_idle (a Dekker pair): either the
-  // finishing thread sees this waiter, or this waiter's count sees its finish.
-  m_quiescence_waiters.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  {
-    std::unique_lock<std::mutex> lock(m_quiescence_lock);
-    m_quiescence_cv.wait(lock, [this] { return in_flight() == 0; });
-  }
-  // relaxed: a late decrement only makes a finishing thread take the lock and notify once
-  // more for nobody.
-  m_quiescence_waiters.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void executor_impl::refuse_self_wait(const char* what) const {
   const thread_context* c = t_context;
-  if (c != nullptr && (c->m_worker_of == this || (c->m_exec == this && c->m_task_depth > 0))) {
+  if (c != nullptr && (c->m_worker_of == this || runs_task_of_this(*c))) {
     throw std::logic_error(std::string("heist::executor::") + what +
                            "() called from a worker or task of the same executor: it would "
                            "wait for itself");
@@ -268,114 +198,42 @@ void executor_impl::refuse_self_wait(const char* what) const {
 
 void executor_impl::shutdown() {
   refuse_self_wait("shutdown");
-  // seq_cst: see admit_external.
-  m_closed.store(true, std::memory_order_seq_cst);
-  wait_quiescent();
+  m_admission.close();
+  m_admission.wait_quiescent();
   std::lock_guard<std::mutex> lock(m_lifecycle_lock);
   if (m_joined) return;
-  // seq_cst store, then wake_all takes the idle lock: a worker either sees m_stop in its
-  // re-check after prepare_sleep, or is in the sleeper list and gets woken.
-  m_stop.store(true, std::memory_order_seq_cst);
-  idle().wake_all();
-  join_workers();
+  stop_workers();
   // Stand-ins: those on duty left with the wake-up above; parked ones are told here. They
   // are detached threads: wait until the last one is gone.
-  {
-    std::unique_lock<std::mutex> spares(m_spares_lock);
-    m_spares_cv.notify_all();
-    m_spares_cv.wait(spares, [this] { return m_spare_threads == 0; });
-  }
+  m_standins.wait_all_exited();
   m_joined = true;
 }
 
 void executor_impl::wait_idle() {
   refuse_self_wait("wait_idle");
-  wait_quiescent();
-}
-
-// --- task arenas --------------------------------------------------------------------------
-void executor_impl::register_arena(arena& a) {
-  std::lock_guard<std::mutex> lock(m_arenas_lock);
-  // relaxed under the lock: poller_or_install stores it under the same lock.
-  a.set_poller(m_poller.load(std::memory_order_relaxed));
-  m_task_arenas.push_back(&a);
-  // release: pairs with has_task_arenas' acquire (a hint that makes searchers look; the list
-  // itself is read under the lock).
-  m_task_arena_count.store(m_task_arenas.size(), std::memory_order_release);
-}
-
-void executor_impl::unregister_arena(arena& a) {
-  {
-    std::lock_guard<std::mutex> lock(m_arenas_lock);
-    m_task_arenas.erase(std::find(m_task_arenas.begin(), m_task_arenas.end(), &a));
-    // release: as in register_arena.
-    m_task_arena_count.store(m_task_arenas.size(), std::memory_order_release);
-    // Keep its counts: in_flight's sums and the external statistics must not move back.
-    // acquire: as in in_flight (the arena has no task in flight by now).
-    for (std::size_t i = 0; i < a.num_slots(); ++i) {
-      const slot_counters& k = a.slot_at(i).m_counters;
-      m_retired_created += k.created.load(std::memory_order_acquire);
-      m_retired_finished += k.finished_total(std::memory_order_acquire);
-      m_retired_stats.executed += k.executed_total();
-      m_retired_stats.stolen += k.stolen.load();
-      m_retired_stats.steal_attempts += k.steal_attempts.load();
-      m_retired_stats.failed_steals += k.failed_steals.load();
-      m_retired_stats.sleeps += k.sleeps.load();
-    }
-  }
-  // A worker that picked the arena before it left the list may still be inside. acquire:
-  // pairs with the visitor's release decrement (arena_visit.cpp).
-  for (spin_backoff b; a.m_visitors.load(std::memory_order_acquire) != 0;)
-    b.pause();
-}
-
-// Under m_arenas_lock: the first arena, highest priority first and rotating from `start`
-// within a level, that has work a visitor can take and a free slot.
-arena* executor_impl::find_arena_locked(std::size_t start, int min_level) noexcept {
-  const bool can_steal = policy() != steal_policy::none;
-  const std::size_t n = m_task_arenas.size();
-  for (int level = arena::k_high; level >= min_level; --level) {
-    for (std::size_t k = 0; k < n; ++k) {
-      arena* a = m_task_arenas[(start + k) % n];
-      if (a->level() == level && a->has_free_slot() && a->has_work_for_visitor(can_steal)) {
-        return a;
-      }
-    }
-  }
-  return nullptr;
-}
-
-arena* executor_impl::arena_to_visit(std::size_t start, int min_level) noexcept {
-  // Every search round of every idle worker asks: never wait for the lock here.
-  std::unique_lock<std::mutex> lock(m_arenas_lock, std::try_to_lock);
-  if (!lock.owns_lock()) return nullptr;
-  arena* a = find_arena_locked(start, min_level);
-  // relaxed under the lock: unregister_arena takes the lock before it waits for zero.
-  if (a != nullptr) a->m_visitors.fetch_add(1, std::memory_order_relaxed);
-  return a;
-}
-
-bool executor_impl::task_arena_needs_thread(int min_level) noexcept {
-  if (!has_task_arenas()) return false;
-  std::lock_guard<std::mutex> lock(m_arenas_lock);
-  return find_arena_locked(0, min_level) != nullptr;
+  m_admission.wait_quiescent();
 }
 
 // --- the seam (executor_seam.hpp) -------------------------------------------------------------
 void admit_external(executor_impl& exec, const thread_context& c) {
-  exec.admit_external(c);
+  exec.admission().admit_external(c);
 }
 void cancel_admission(executor_impl& exec, const thread_context& c) noexcept {
-  exec.cancel_admission(c);
+  exec.admission().cancel_external(c);
+}
+// run_task.hpp: a thread without a slot finished a task it took.
+void count_external_finished(executor_impl& exec, const thread_context& c, bool executed) noexcept {
+  if (executed) exec.monitor().count_external_executed();
+  exec.admission().count_external_finished(c);
 }
 void refuse_if_closed(const executor_impl& exec, const char* where) {
   exec.refuse_if_closed(where);
 }
 void enter_blocking(executor_impl& exec) noexcept {
-  exec.enter_blocking();
+  exec.standins().enter_blocking();
 }
 void leave_blocking(executor_impl& exec) noexcept {
-  exec.leave_blocking();
+  exec.standins().leave_blocking();
 }
 std::uint64_t default_idle_snapshot(executor_impl& exec) noexcept {
   return exec.idle().snapshot();
@@ -445,13 +303,13 @@ void executor::shutdown() {
   m_impl->shutdown();
 }
 executor_stats executor::stats() const {
-  return m_impl->stats();
+  return m_impl->monitor().stats();
 }
 void executor::reset_stats() {
-  m_impl->reset_stats();
+  m_impl->monitor().reset_stats();
 }
 void executor::write_trace(std::ostream& out) const {
-  m_impl->write_trace(out);
+  m_impl->monitor().write_trace(out);
 }
 
 executor::executor(executor_options options, std::size_t caller_seats)

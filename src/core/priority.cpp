@@ -2,7 +2,7 @@
 // highest level first, and a thread running lower-level work looks at every task boundary
 // whether higher-level work waits for a thread.
 //
-// The hint. executor_impl::m_wanted has bit L set while a task arena of level L (normal or
+// The hint. arena_registry::m_wanted has bit L set while a task arena of level L (normal or
 // high) may have queued work and a free slot. Publishers set it (note_wanted, from
 // attract_visitor, which runs after every injection into a task arena and after a slot of
 // one with work left is given back); threads at a task boundary read it (one relaxed load).
@@ -24,7 +24,7 @@
 
 namespace heist::detail {
 
-void executor_impl::note_wanted(const arena& a) noexcept {
+void arena_registry::note_wanted(const arena& a) noexcept {
   if (a.level() == arena::k_low) return;
   const std::uint32_t bit = 1u << a.level();
   // P3: seq_cst, after the caller's fence P2 (see the file comment). Read first: the line is
@@ -34,24 +34,21 @@ void executor_impl::note_wanted(const arena& a) noexcept {
   }
 }
 
+void arena_registry::clear_wanted(int level) noexcept {
+  const std::uint32_t bit = 1u << level;
+  m_wanted.fetch_and(~bit, std::memory_order_seq_cst);                         // C1
+  std::atomic_thread_fence(std::memory_order_seq_cst);                         // C2
+  if (needs_thread(level)) m_wanted.fetch_or(bit, std::memory_order_seq_cst);  // C3
+}
+
 bool executor_impl::serve_higher_priority(thread_context& c, int level, std::size_t start,
                                           pending_leave* leaving) {
   bool ran = false;
   for (int l = arena::k_high; l > level; --l) {
-    const std::uint32_t bit = 1u << l;
-    // relaxed: a hint (the file comment).
-    if ((m_wanted.load(std::memory_order_relaxed) & bit) == 0) continue;
-    arena* x = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(m_arenas_lock);
-      x = find_arena_locked(start, l);
-      // relaxed under the lock: unregister_arena takes the lock before it waits for zero.
-      if (x != nullptr) x->m_visitors.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (!m_registry.wanted(l)) continue;  // a hint (the file comment)
+    arena* x = m_registry.to_visit_at(start, l);
     if (x == nullptr) {
-      m_wanted.fetch_and(~bit, std::memory_order_seq_cst);                                // C1
-      std::atomic_thread_fence(std::memory_order_seq_cst);                                // C2
-      if (task_arena_needs_thread(l)) m_wanted.fetch_or(bit, std::memory_order_seq_cst);  // C3
+      m_registry.clear_wanted(l);
       continue;
     }
     ran = visit(c, *x, leaving) || ran;
@@ -61,7 +58,7 @@ bool executor_impl::serve_higher_priority(thread_context& c, int level, std::siz
 }
 
 bool executor_impl::visit_preempted(const arena& x) noexcept {
-  if (HEIST_UNLIKELY(wants_above(x.level()))) return true;
+  if (HEIST_UNLIKELY(m_registry.wants_above(x.level()))) return true;
   return x.level() == arena::k_low && m_arena->has_queued_work();
 }
 

@@ -35,8 +35,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "heist/detail/core/arena_record.hpp"
 #include "core/executor_impl.hpp"
+#include "heist/detail/core/arena_record.hpp"
 #include "heist/detail/core/run_task.hpp"
 #include "heist/detail/core/thread_record.hpp"
 #include "heist/detail/diagnostics/perturb.hpp"

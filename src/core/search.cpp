@@ -117,7 +117,7 @@ void count_steal(thread_context& c, arena& a, slot* self, bool ok, std::size_t v
     stats->m_counters.steal_attempts.bump();
     (ok ? stats->m_counters.stolen : stats->m_counters.failed_steals).bump();
   } else {
-    a.exec().count_external_steal(ok);
+    a.exec().monitor().count_external_steal(ok);
   }
   if (ok && self != nullptr) self->m_last_victim = static_cast<std::uint32_t>(victim);
 }
@@ -263,7 +263,7 @@ void leave_search(arena& a, idle_kind k) noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (look.any && a.has_queued_work()) a.idle().wake_one(false, true);
   if (look.visitors &&
-      (a.exec().task_arena_needs_thread() || (a.exec().poll_pending() && !a.strict()))) {
+      (a.exec().registry().needs_thread() || (a.exec().poll_pending() && !a.strict()))) {
     a.idle().wake_one(true);
   }
 }
@@ -285,7 +285,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   // (workers, stand-ins, and threads helping in a wait there).
   const bool polls = registered && &a == &exec.default_arena();
   const idle_kind kind = kind_of(c, a, w);
-  if (w == nullptr) exec.note_idle();
+  if (w == nullptr) exec.admission().note_idle();
   slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
   // Where this thread searches from now (topology.hpp; workers are not pinned).
   if (self != nullptr && HEIST_UNLIKELY(multi_domain())) {
@@ -299,7 +299,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   // for a thread a waker or a restart already counted, nor where high-priority task arenas
   // come first (the loop serves them before this arena's work).
   if (registered && !record_of(c).m_search_counted &&
-      !(visitor && HEIST_UNLIKELY(exec.wants_above(arena::k_normal)))) {
+      !(visitor && HEIST_UNLIKELY(exec.registry().wants_above(arena::k_normal)))) {
     bool contention = false;
     if (found_task found = search_once(c, a, f, contention); found.t != nullptr) {
       found_work();
@@ -315,7 +315,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   };
   idle_budget budget(adaptive_budget);
   for (;; budget.next_round()) {
-    if (visitor && HEIST_UNLIKELY(exec.wants_above(arena::k_normal))) {
+    if (visitor && HEIST_UNLIKELY(exec.registry().wants_above(arena::k_normal))) {
       // High-priority task arenas before the default arena's own work (priority.cpp).
       pending_leave leaving{&a, kind};
       exec.serve_higher_priority(c, arena::k_normal, budget.round(),
@@ -351,9 +351,9 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
         continue;
       }
     }
-    if (visitor && exec.has_task_arenas()) {
+    if (visitor && exec.registry().any()) {
       const std::uint32_t round = budget.round();
-      if (arena* x = exec.arena_to_visit(self != nullptr ? self->m_tick + round : round)) {
+      if (arena* x = exec.registry().to_visit(self != nullptr ? self->m_tick + round : round)) {
         // Busy while visiting: not a searcher of the home arena meanwhile.
         HEIST_PERTURB_POINT(visit_entering);
         pending_leave leaving{&a, kind};
@@ -366,7 +366,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     if (budget.wait_for_next_round(a, contention)) continue;
     // A surplus stand-in retires instead of parking (its worker is back, and nothing is left
     // to do): spare_main hands its slot back.
-    if (w == nullptr && record_of(c).m_spare && exec.spare_should_retire()) {
+    if (w == nullptr && record_of(c).m_spare && exec.standins().should_retire()) {
       leave();
       return {};
     }

@@ -1,5 +1,5 @@
 // task_arena: a strict arena with its own slots, registered with its executor so that idle
-// workers visit it (search.cpp: arena_to_visit; arena_visit.cpp: visit).
+// workers visit it (search.cpp: arena_registry::to_visit; arena_visit.cpp: visit).
 #include "heist/task_arena.hpp"
 
 #include <stdexcept>
@@ -24,7 +24,7 @@ class task_arena_state {
                          exec.num_workers());
     }
     m_arena.set_level(level);
-    exec.register_arena(m_arena);
+    exec.registry().add(m_arena);
   }
 
   ~task_arena_state() {
@@ -36,7 +36,7 @@ class task_arena_state {
     m_arena.close_lifetime();
     for (sleep_backoff b(10); m_arena.in_flight() != 0;)
       b.pause();
-    m_arena.exec().unregister_arena(m_arena);
+    m_arena.exec().registry().remove(m_arena);
     m_arena.wait_for_injectors();
   }
 

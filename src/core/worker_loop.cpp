@@ -54,7 +54,7 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
     if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
     // A task boundary: a task arena of higher priority than the default arena's (normal)
     // that waits for a thread is served first (priority.cpp).
-    if (HEIST_UNLIKELY(c.m_exec->wants_above(arena::k_normal))) {
+    if (HEIST_UNLIKELY(c.m_exec->registry().wants_above(arena::k_normal))) {
       c.m_exec->serve_higher_priority(c, arena::k_normal, self.m_tick);
     }
     if (stop_after_task()) return;
@@ -120,15 +120,15 @@ void spare_main(executor_impl& exec) {
       c.m_task_depth = 0;
       // Run at least the task it may have been woken for, then check at every boundary (and
       // before parking, in search).
-      run_tasks(c, a, [&exec] { return exec.spare_should_retire(); });
+      run_tasks(c, a, [&exec] { return exec.standins().should_retire(); });
       const scheduling_state saved{};
       end_lease(c, a, *s, saved);
       c.m_home = nullptr;
       if (exec.stopping()) break;
-    } while (exec.park_spare());
+    } while (exec.standins().park());
     t_context = nullptr;
   }
-  exec.spare_exited();
+  exec.standins().exited();
 }
 
 }  // namespace heist::detail

@@ -36,8 +36,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "heist/analysis.hpp"
 #include "core/executor_impl.hpp"
+#include "heist/analysis.hpp"
 #include "heist/detail/core/thread_context.hpp"
 #include "heist/detail/sleep/backoff.hpp"
 #include "heist/executor_options.hpp"

@@ -19,7 +19,7 @@ void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
     if (trace != nullptr) {
       trace->record(start, trace_clock(), stolen);
     } else {
-      c.m_exec->record_external_span(start, trace_clock(), stolen);
+      c.m_exec->monitor().record_external_span(start, trace_clock(), stolen);
     }
   } else {
     t->m_invoke(t, run);

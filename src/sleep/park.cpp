@@ -45,7 +45,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
-  const std::int64_t deadline = now() + exec.idle_timeout_ns();
+  const std::int64_t deadline = now() + exec.threads().idle_timeout_ns();
   for (;;) {
     const std::int64_t left = deadline - now();
     if (left <= 0) break;
@@ -58,7 +58,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
   exec.worker_stopping(record_of(c).m_worker_index);
   HEIST_PERTURB_POINT(worker_retiring);
   // R2
-  if (idle.retire(sleeper_of(c), exec.retired_placeholder(record_of(c).m_worker_index))) {
+  if (idle.retire(sleeper_of(c), exec.threads().retired_placeholder(record_of(c).m_worker_index))) {
     c.m_retired = true;
     return false;
   }
@@ -73,7 +73,8 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
 bool may_retire(const thread_context& c, arena& a, wait_context* w) noexcept {
   executor_impl& exec = a.exec();
   return w == nullptr && !record_of(c).m_spare && c.m_worker_of == &exec &&
-         &exec.default_arena() == &a && exec.idle_timeout_ns() > 0 && !exec.poll_pending();
+         &exec.default_arena() == &a && exec.threads().idle_timeout_ns() > 0 &&
+         !exec.poll_pending();
 }
 
 }  // namespace
@@ -93,8 +94,8 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
   }
   idle.prepare_sleep(sleeper_of(c), kind_of(c, a, w));  // S1, S2
   if (work_visible(c, a) || search_over(exec, w) ||     // S3
-      (visits_arenas(c, a, w) && exec.task_arena_needs_thread()) ||
-      (w == nullptr && record_of(c).m_spare && exec.spares_surplus())) {  // go back and retire
+      (visits_arenas(c, a, w) && exec.registry().needs_thread()) ||
+      (w == nullptr && record_of(c).m_spare && exec.standins().surplus())) {  // go back and retire
     if (!idle.cancel_sleep(sleeper_of(c))) parker_of(c).wait_for(parker::k_work);
     return again_unless(w != nullptr && !w->disarm(parker_of(c)));
   }

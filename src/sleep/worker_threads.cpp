@@ -14,7 +14,7 @@
 //   R3 a publisher that wakes a sleeper (P4, L2, a visitor call) and picks the placeholder
 //      unlists it under the lock exactly as it would a thread, turning its count into a
 //      searcher's, and then (outside the lock) starts a thread for the worker's slot
-//      (restart_worker). The new thread's first search does not count itself again.
+//      (restart). The new thread's first search does not count itself again.
 // Why nothing is lost: to publishers a placeholder is a sleeper like any other, so the
 // protocol's claims hold unchanged: a publication that needs a sleeper wakes one, and waking
 // a placeholder produces a searching thread for that slot, as waking a parked one would.
@@ -29,74 +29,74 @@
 
 #include "core/scheduler_internal.hpp"
 #include "heist/detail/sleep/wake_placement.hpp"
+#include "sleep/worker_threads.hpp"
 
 namespace heist::detail {
 
 void worker_main(executor_impl& exec, std::size_t index, bool restarted);  // worker_loop.cpp
 
-void executor_impl::worker_thread_main(std::size_t index, bool restarted,
-                                       const std::shared_ptr<std::atomic<bool>>& finished,
-                                       start_placement* placement) noexcept {
+void worker_threads::thread_main(std::size_t index, bool restarted,
+                                 const std::shared_ptr<std::atomic<bool>>& finished,
+                                 start_placement* placement) noexcept {
   // Before on_worker_start (worker_main): the user's hook may narrow the mask we restore.
   if (placement != nullptr) settle_started_worker(*placement, index);
-  worker_main(*this, index, restarted);
+  worker_main(m_exec, index, restarted);
   // relaxed: a count for tests and reports.
-  m_live_workers.fetch_sub(1, std::memory_order_relaxed);
+  m_live.fetch_sub(1, std::memory_order_relaxed);
   // release: pairs with the acquire in reap_exited; the thread does nothing after this but
   // return, so a join after seeing it waits only for the thread's exit.
   finished->store(true, std::memory_order_release);
 }
 
-void executor_impl::start_workers() {
-  m_placeholders = std::make_unique<retired_worker[]>(m_num_workers);
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
-    m_placeholders[i].exec = this;
+void worker_threads::start() {
+  const std::size_t n = m_exec.num_workers();
+  m_placeholders = std::make_unique<retired_worker[]>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    m_placeholders[i].owner = this;
     m_placeholders[i].index = i;
-    m_placeholders[i].m_restart = &executor_impl::restart_worker;
+    m_placeholders[i].m_restart = &worker_threads::restart;
   }
   try {
     // Each initial worker starts on a CPU of its own where the mask allows (wake_placement.hpp).
-    const std::shared_ptr<start_placement> placement = plan_start_placement(m_num_workers);
-    std::lock_guard<std::mutex> lock(m_threads_lock);
-    m_threads.reserve(m_num_workers);
-    for (std::size_t i = 0; i < m_num_workers; ++i) {
-      m_threads.push_back(launch_worker(i, false, placement));
+    const std::shared_ptr<start_placement> placement = plan_start_placement(n);
+    std::lock_guard<std::mutex> lock(m_lock);
+    m_threads.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      m_threads.push_back(launch(i, false, placement));
       HEIST_PERTURB_POINT(start_placing);
       if (placement) place_started_worker(*placement, i, m_threads.back().thread);
     }
   } catch (...) {
-    // As shutdown: seq_cst store, then wake_all takes the idle lock (see shutdown).
-    m_stop.store(true, std::memory_order_seq_cst);
-    idle().wake_all();
-    join_workers();
+    m_exec.stop_workers();  // as shutdown: the stop flag, the wake-up, then join()
     throw;
   }
 }
 
-executor_impl::worker_thread executor_impl::launch_worker(
-    std::size_t index, bool restarted, std::shared_ptr<start_placement> placement) {
+worker_threads::thread_entry worker_threads::launch(std::size_t index, bool restarted,
+                                                    std::shared_ptr<start_placement> placement) {
   auto finished = std::make_shared<std::atomic<bool>>(false);
-  // relaxed: a count (see live_workers).
-  m_live_workers.fetch_add(1, std::memory_order_relaxed);
+  // relaxed: a count (see live).
+  m_live.fetch_add(1, std::memory_order_relaxed);
   try {
     // The thread holds the placement until it settled (the creator may be gone by then).
     std::thread t([this, index, restarted, finished, placement = std::move(placement)] {
-      worker_thread_main(index, restarted, finished, placement.get());
+      thread_main(index, restarted, finished, placement.get());
     });
     return {std::move(t), std::move(finished)};
   } catch (...) {
-    // relaxed: a count (see live_workers).
-    m_live_workers.fetch_sub(1, std::memory_order_relaxed);
+    // relaxed: a count (see live).
+    m_live.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }
 }
 
-void executor_impl::restart_worker(sleeper& placeholder) noexcept {
+void worker_threads::restart(sleeper& placeholder) noexcept {
   auto& r = static_cast<retired_worker&>(placeholder);
-  executor_impl& exec = *r.exec;
+  worker_threads& self = *r.owner;
+  executor_impl& exec = self.m_exec;
   HEIST_PERTURB_POINT(worker_restarting);
-  std::unique_lock<std::mutex> lock(exec.m_threads_lock);
-  if (exec.m_threads_closed) {
+  std::unique_lock<std::mutex> lock(self.m_lock);
+  if (self.m_closed) {
     // Shutting down: everything accepted has run, and no thread starts. The waker's unlisting
     // turned the placeholder's sleeping count into a searcher's; no thread will end that
     // search, so it ends here (L1), or it would stand in the counts for good and hide the
@@ -108,7 +108,7 @@ void executor_impl::restart_worker(sleeper& placeholder) noexcept {
     return;
   }
   // Old threads of retired workers that finished: join them now, so they do not pile up.
-  auto& exited = exec.m_exited;
+  auto& exited = self.m_exited;
   for (std::size_t k = 0; k < exited.size();) {
     // acquire: pairs with worker_thread_main's release.
     if (exited[k].finished->load(std::memory_order_acquire)) {
@@ -120,9 +120,9 @@ void executor_impl::restart_worker(sleeper& placeholder) noexcept {
     }
   }
   try {
-    worker_thread fresh = exec.launch_worker(r.index, true);
-    exited.push_back(std::move(exec.m_threads[r.index]));
-    exec.m_threads[r.index] = std::move(fresh);
+    thread_entry fresh = self.launch(r.index, true);
+    exited.push_back(std::move(self.m_threads[r.index]));
+    self.m_threads[r.index] = std::move(fresh);
   } catch (...) {
     // The OS refused a thread. The placeholder goes back to the list (a searcher again
     // becoming a sleeper, like S1), so that the next wake-up tries again; the work stays
@@ -132,20 +132,20 @@ void executor_impl::restart_worker(sleeper& placeholder) noexcept {
   }
 }
 
-void executor_impl::join_workers() noexcept {
-  // After m_stop: no restart starts a thread once this took them (m_threads_closed), and a
+void worker_threads::join() noexcept {
+  // After the stop flag: no restart starts a thread once this took them (m_closed), and a
   // restart that came first put its thread in m_threads, joined here.
-  std::vector<worker_thread> threads;
+  std::vector<thread_entry> threads;
   {
-    std::lock_guard<std::mutex> lock(m_threads_lock);
-    m_threads_closed = true;
+    std::lock_guard<std::mutex> lock(m_lock);
+    m_closed = true;
     threads.swap(m_threads);
-    for (worker_thread& t : m_exited)
+    for (thread_entry& t : m_exited)
       threads.push_back(std::move(t));
     m_exited.clear();
   }
-  // Outside the lock: a thread still running may call restart_worker, which takes it.
-  for (worker_thread& t : threads) {
+  // Outside the lock: a thread still running may call restart, which takes it.
+  for (thread_entry& t : threads) {
     if (t.thread.joinable()) t.thread.join();
   }
 }

@@ -50,7 +50,7 @@ HEIST_NOINLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool
       if (found.t == nullptr) continue;
     }
     execute_nested(c, a, found.t, found.stolen);
-    if (!own) a.exec().note_idle();
+    if (!own) a.exec().admission().note_idle();
     // Polled completions progress while the waits of nested parallelism run tasks.
     if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.m_exec == &a.exec()) poll_between_tasks(c);
   } while (!w.done(&c));

@@ -169,7 +169,8 @@ class other_poller : public heist::detail::poller {
 };
 TEST(Mpi, AnExecutorWithAnotherPollerRefusesMpiRequests) {
   heist::executor ex(1);
-  heist::detail::install_poller(heist::detail_impl(ex), 
+  heist::detail::install_poller(
+      heist::detail_impl(ex),
       [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
         return std::make_unique<other_poller>();
       });

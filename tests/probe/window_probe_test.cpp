@@ -280,7 +280,7 @@ TEST(WindowProbe, WorkArrivesWhileAWorkerRetires) {
 }
 
 // A retired worker's placeholder was taken off the list by a waker, but the new thread is not
-// started yet (restart_worker), while more work arrives: the later publications see a
+// started yet (worker_threads::restart), while more work arrives: the later publications see a
 // searcher and wake nobody, so the restarted thread must find all of it.
 TEST(WindowProbe, WorkArrivesWhileARetiredWorkerRestarts) {
   HEIST_NEEDS_PERTURB();
@@ -344,8 +344,8 @@ TEST(WindowProbe, PolledItemRegisteredWhileTheWorkerParks) {
     auto& impl = heist::detail_impl(ex);
     one_flag_poller* p = nullptr;
     if (round == 0) {
-      p = static_cast<one_flag_poller*>(&heist::detail::install_poller(impl, 
-          [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
+      p = static_cast<one_flag_poller*>(&heist::detail::install_poller(
+          impl, [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
             return std::make_unique<one_flag_poller>();
           }));
     } else {

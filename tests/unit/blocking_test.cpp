@@ -136,7 +136,7 @@ TEST(Blocking, WaitIdleWakesWhenARetiringStandInRanTheLastTask) {
 }
 
 // A stand-in that retired waits its keep-alive (200 ms) to be called again: a worker that
-// blocks again within it gets that thread back (executor_impl::start_spare: "a retired spare
+// blocks again within it gets that thread back (standin_pool::start: "a retired spare
 // takes the call"), not a new one. Each thread gets a serial number the first time it runs a
 // task here (thread ids of exited threads may be reused; serials are not), and the task run
 // during the second blocked call must run on the first call's stand-in. The retirement and

@@ -69,7 +69,8 @@ class flag_poller : public heist::detail::poller {
 };
 
 flag_poller& install(heist::executor& ex) {
-  auto& p = heist::detail::install_poller(heist::detail_impl(ex), 
+  auto& p = heist::detail::install_poller(
+      heist::detail_impl(ex),
       [](heist::detail::executor_impl&) -> std::unique_ptr<heist::detail::poller> {
         return std::make_unique<flag_poller>();
       });

@@ -29,7 +29,7 @@ TEST(Stats, OneEntryPerWorker) {
 
 TEST(Stats, ATaskArenasTasksAreCountedWhileItLives) {
   // The calling thread runs most of them in its slot of the task arena, whose counters the
-  // statistics read while the arena exists (executor_stats.cpp: every task arena's slots
+  // statistics read while the arena exists (load_monitor.cpp: every task arena's slots
   // go to `external`), and fold in when it goes away.
   heist::executor ex(1);
   std::atomic<int> ran{0};

@@ -1,5 +1,5 @@
-// The load monitor and traces of an executor: per-slot counters read into executor_stats,
-// trace buffers, and Chrome Trace Event output.
+// load_monitor: an executor's statistics and traces (load_monitor.hpp): per-slot counters
+// read into executor_stats, trace buffers, and Chrome Trace Event output.
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -12,42 +12,6 @@
 namespace heist::detail {
 
 std::string worker_thread_name(const std::string& base, std::size_t index);  // executor.cpp
-
-// --- tracing -------------------------------------------------------------------------------
-std::uint64_t trace_clock() noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
-
-trace_buffer::~trace_buffer() {
-  // relaxed (both loads): the buffer's writer and readers are gone by now (the executor
-  // joined its threads), so nothing races with the destructor.
-  chunk* c = m_head.load(std::memory_order_relaxed);
-  while (c != nullptr) {
-    chunk* next = c->m_next.load(std::memory_order_relaxed);
-    c->~chunk();
-    std::free(c);
-    c = next;
-  }
-}
-
-void trace_buffer::record(std::uint64_t start, std::uint64_t end, bool stolen) noexcept {
-  chunk* c = m_tail;
-  // relaxed: the recording thread is the count's only writer; readers load it with acquire.
-  if (c == nullptr || c->m_count.load(std::memory_order_relaxed) == chunk::k_capacity) {
-    void* mem = std::malloc(sizeof(chunk));
-    if (mem == nullptr) return;  // out of memory: drop the span, never the task
-    chunk* fresh = ::new (mem) chunk();
-    // release: a reader that finds the new chunk sees it initialized.
-    (c != nullptr ? c->m_next : m_head).store(fresh, std::memory_order_release);
-    m_tail = c = fresh;
-  }
-  const std::size_t n = c->m_count.load(std::memory_order_relaxed);
-  c->m_spans[n] = trace_span{start, end, stolen};
-  // release: pairs with the reader's acquire load of m_count in for_each.
-  c->m_count.store(n + 1, std::memory_order_release);
-}
 
 namespace {
 worker_stats read_counters(const slot& s) {
@@ -71,11 +35,28 @@ void subtract(worker_stats& w, const worker_stats& base) {
 }
 }  // namespace
 
+load_monitor::load_monitor(executor_impl& exec) : m_exec(exec) {
+  m_baseline.resize(exec.num_workers());
+  m_trace_origin = trace_clock();
+  if (exec.tracing()) {
+    for (std::size_t i = 0; i < exec.num_slots(); ++i) {
+      m_traces.push_back(std::make_unique<trace_buffer>());
+      exec.slot_at(i).m_trace = m_traces.back().get();
+    }
+  }
+}
+
+void load_monitor::record_external_span(std::uint64_t start, std::uint64_t end,
+                                        bool stolen) noexcept {
+  std::lock_guard<std::mutex> lock(m_external_trace_lock);
+  m_external_trace.record(start, end, stolen);
+}
+
 // Raw (not baseline-adjusted) statistics of everything that is not a worker: the default
 // arena's leased slots (outside helpers, stand-ins), the slots of task arenas (their
 // non-worker occupants; workers count on their own slots even while visiting), destroyed
 // arenas, and threads without a slot.
-worker_stats executor_impl::raw_external_stats() const {
+worker_stats load_monitor::raw_external_stats() const {
   worker_stats e;
   auto add = [&e](const worker_stats& w) {
     e.executed += w.executed;
@@ -85,37 +66,38 @@ worker_stats executor_impl::raw_external_stats() const {
     e.sleeps += w.sleeps;
     e.queue_length += w.queue_length;
   };
-  for (std::size_t i = m_num_workers; i < m_num_slots; ++i)
-    add(read_counters(m_slots[i]));
+  for (std::size_t i = m_exec.num_workers(); i < m_exec.num_slots(); ++i)
+    add(read_counters(m_exec.slot_at(i)));
   {
-    std::lock_guard<std::mutex> lock(m_arenas_lock);
-    for (const arena* a : m_task_arenas) {
+    const arena_registry::locked_view arenas(m_exec.registry());
+    for (const arena* a : arenas.arenas()) {
       for (std::size_t i = 0; i < a->num_slots(); ++i)
         add(read_counters(a->slot_at(i)));
       e.queue_length += a->inject().size();
     }
-    add(m_retired_stats);
+    add(arenas.removed_stats());
   }
   // relaxed (these four and the duty count in stats()): statistics, a moment old at most.
   e.executed += m_external_executed.load(std::memory_order_relaxed);
   e.stolen += m_external_stolen.load(std::memory_order_relaxed);
   e.steal_attempts += m_external_attempts.load(std::memory_order_relaxed);
   e.failed_steals += m_external_failed.load(std::memory_order_relaxed);
-  e.queue_length += m_arena->inject().size();
+  e.queue_length += m_exec.default_arena().inject().size();
   return e;
 }
 
-executor_stats executor_impl::stats() const {
+executor_stats load_monitor::stats() const {
   executor_stats r;
-  r.workers.resize(m_num_workers);
+  const std::size_t workers = m_exec.num_workers();
+  r.workers.resize(workers);
   std::lock_guard<std::mutex> lock(m_stats_lock);
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
-    r.workers[i] = read_counters(m_slots[i]);
+  for (std::size_t i = 0; i < workers; ++i) {
+    r.workers[i] = read_counters(m_exec.slot_at(i));
     subtract(r.workers[i], m_baseline[i]);
   }
   r.external = raw_external_stats();
   subtract(r.external, m_external_baseline);
-  r.blocking_threads = m_spares_on_duty.load(std::memory_order_relaxed);  // relaxed: a figure
+  r.blocking_threads = m_exec.standins().on_duty();
   std::size_t total = 0;
   r.min_queue = std::numeric_limits<std::size_t>::max();
   for (const worker_stats& w : r.workers) {
@@ -123,14 +105,14 @@ executor_stats executor_impl::stats() const {
     r.min_queue = std::min(r.min_queue, w.queue_length);
     total += w.queue_length;
   }
-  r.mean_queue = static_cast<double>(total) / static_cast<double>(m_num_workers);
+  r.mean_queue = static_cast<double>(total) / static_cast<double>(workers);
   return r;
 }
 
-void executor_impl::reset_stats() {
+void load_monitor::reset_stats() {
   std::lock_guard<std::mutex> lock(m_stats_lock);
-  for (std::size_t i = 0; i < m_num_workers; ++i)
-    m_baseline[i] = read_counters(m_slots[i]);
+  for (std::size_t i = 0; i < m_exec.num_workers(); ++i)
+    m_baseline[i] = read_counters(m_exec.slot_at(i));
   m_external_baseline = raw_external_stats();
 }
 
@@ -168,7 +150,7 @@ void write_spans(std::ostream& out, const trace_buffer& buffer, std::size_t tid,
 }
 }  // namespace
 
-void executor_impl::write_trace(std::ostream& out) const {
+void load_monitor::write_trace(std::ostream& out) const {
   out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   bool first = true;
   auto meta = [&](std::size_t tid, const std::string& name) {
@@ -180,34 +162,33 @@ void executor_impl::write_trace(std::ostream& out) const {
     first = false;
   };
   out << "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":";
-  write_json_string(out, m_options.name);
+  const std::string& base = m_exec.options().name;
+  const std::size_t workers = m_exec.num_workers();
+  const std::size_t slots = m_exec.num_slots();
+  write_json_string(out, base);
   out << "}}";
   first = false;
   // Tracks: one per worker (tid = worker index), one per leasable slot that external
   // threads occupy while they help, and one for helpers that found no free slot.
-  for (std::size_t i = 0; i < m_num_workers; ++i) {
-    meta(i, worker_thread_name(m_options.name, i));
+  for (std::size_t i = 0; i < workers; ++i) {
+    meta(i, worker_thread_name(base, i));
   }
-  if (m_options.trace) {
-    for (std::size_t i = m_num_workers; i < m_num_slots; ++i) {
+  if (m_exec.tracing()) {
+    for (std::size_t i = workers; i < slots; ++i) {
       char label[48];
-      std::snprintf(label, sizeof label, " external %zu", i - m_num_workers);
-      meta(i, m_options.name + label);
+      std::snprintf(label, sizeof label, " external %zu", i - workers);
+      meta(i, base + label);
     }
-    meta(m_num_slots, m_options.name + " external (no slot)");
+    meta(slots, base + " external (no slot)");
   }
   for (std::size_t i = 0; i < m_traces.size(); ++i) {
     write_spans(out, *m_traces[i], i, m_trace_origin, first);
   }
   {
     std::lock_guard<std::mutex> lock(m_external_trace_lock);
-    write_spans(out, m_external_trace, m_num_slots, m_trace_origin, first);
+    write_spans(out, m_external_trace, slots, m_trace_origin, first);
   }
   out << "\n]}\n";
-}
-
-void count_external_finished(executor_impl& exec, const thread_context& c, bool executed) noexcept {
-  exec.count_external_finished(c, executed);
 }
 
 }  // namespace heist::detail
