@@ -124,13 +124,13 @@ class combinable {
  private:
   element& find_element() {
     const detail::thread_context* c = detail::t_context;
-    if (c != nullptr && c->m_slot != nullptr && c->m_arena != nullptr) {
-      const std::size_t i = c->m_slot->m_index;
+    if (c != nullptr && c->current_slot() != nullptr && c->current_arena() != nullptr) {
+      const std::size_t i = c->current_slot()->m_index;
       // acquire: pairs with add_array's release store (the array's contents).
       for (slot_array* a = m_arrays.load(std::memory_order_acquire); a != nullptr; a = a->next) {
-        if (a->owner == c->m_arena && i < a->size) return a->elements[i];
+        if (a->owner == c->current_arena() && i < a->size) return a->elements[i];
       }
-      return add_array(*c->m_arena).elements[i];
+      return add_array(*c->current_arena()).elements[i];
     }
     std::lock_guard<std::mutex> hold(m_outside_lock);
     const std::thread::id me = std::this_thread::get_id();

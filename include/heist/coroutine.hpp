@@ -61,7 +61,7 @@ std::coroutine_handle<> end_started_task(std::coroutine_handle<> h, future_state
   h.destroy();
   const thread_context* const c = t_context;
   std::coroutine_handle<> next;
-  if (c != nullptr && c->m_arena != nullptr) {
+  if (c != nullptr && c->current_arena() != nullptr) {
     next = state.complete_taking_coroutine();
   } else {
     state.complete();
@@ -321,7 +321,8 @@ class future_awaiter final : public completion_callback {
     // outside every executor (otherwise on the completing thread's executor). Held as a
     // reference: that executor may be destroyed before the future completes.
     const thread_context* c = t_context;
-    m_home = c != nullptr && c->m_arena != nullptr ? c->m_arena->lifetime() : m_state->m_home;
+    m_home = c != nullptr && c->current_arena() != nullptr ? c->current_arena()->lifetime()
+                                                           : m_state->m_home;
     // ready: completed meanwhile, go on at once.
     return m_state->on_complete(this) == registration::registered;
   }

@@ -72,7 +72,7 @@ class promise {
  private:
   static detail::arena* current_arena_or_null() noexcept {
     const detail::thread_context* c = detail::t_context;
-    return c != nullptr ? c->m_arena : nullptr;
+    return c != nullptr ? c->current_arena() : nullptr;
   }
   void check_state() const {
     if (m_state == nullptr) throw std::future_error(std::future_errc::no_state);

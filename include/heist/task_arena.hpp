@@ -144,10 +144,7 @@ decltype(auto) run_in_slot(thread_context& c, arena& a, slot* s, F& f) {
     slot& s;
     scheduling_state saved;
     joined(thread_context& ctx, arena& ar, slot& sl) : c(ctx), a(ar), s(sl), saved(ctx) {
-      if (c.m_exec != &a.exec()) c.m_task_depth = 0;
-      c.m_exec = &a.exec();
-      c.m_arena = &a;
-      c.m_slot = &s;
+      c.occupy(&a.exec(), &a, &s);
     }
     ~joined() { end_lease(c, a, s, saved); }
   } scope(c, a, *s);
@@ -163,10 +160,10 @@ auto isolate(F&& f) -> std::invoke_result_t<F&> {
   struct restore {
     detail::thread_context& c;
     std::uintptr_t saved;
-    ~restore() { c.m_isolation = saved; }
-  } guard{c, c.m_isolation};
+    ~restore() { c.exchange_isolation(saved); }
+  } guard{c, c.isolation()};
   // A tag never used before: tasks an earlier region left running cannot match it.
-  c.m_isolation = detail::new_isolation_tag(c);
+  c.exchange_isolation(detail::new_isolation_tag(c));
   return std::invoke(f);
 }
 

@@ -122,7 +122,8 @@ class HEIST_API task_group {
   // arena, the parent group and the owner; it runs once per fork of a fork-join function.
   HEIST_ALWAYS_INLINE explicit task_group(detail::thread_context* c)
       : m_arena(&detail::current_arena(c)),
-        m_context(c != nullptr ? c->m_group : nullptr, 0, detail::join_counting::owner, c) {}
+        m_context(c != nullptr ? c->running_group() : nullptr, 0, detail::join_counting::owner, c) {
+  }
 
   // run_and_wait's work once the calling thread (`c`) holds a slot of the group's arena (or
   // none is free): f as a member of the group on this thread, unless the group was

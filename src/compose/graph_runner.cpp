@@ -111,7 +111,7 @@ void graph_runner::run_as_module(arena& a) {
 
 void graph_runner::run_from(graph_node_data* n, std::uint64_t weight) noexcept {
   // Groups created in node bodies are children of the run: cancelled with it.
-  current_context().m_group = &m_run_group;
+  current_context().exchange_group(&m_run_group);
   while (n != nullptr)
     n = invoke(*n, weight);
   node_task_done(weight);
@@ -243,8 +243,8 @@ bool graph_runner::start_run(run_request& r) noexcept {
     m_counters_ready = true;  // until end_run says otherwise
   }
   const thread_context* c = t_context;
-  const bool in_arena =
-      c != nullptr && c->m_arena == m_arena && c->m_slot != nullptr && c->m_task_depth > 0;
+  const bool in_arena = c != nullptr && c->current_arena() == m_arena &&
+                        c->current_slot() != nullptr && c->task_depth() > 0;
   m_pending.start();
   if (in_arena) {
     // Spawn every source from here, holding back some weight until all are queued.

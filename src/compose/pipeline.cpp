@@ -184,7 +184,7 @@ class pipeline_run {
   // waits behind its own earlier items, at most k_hop_ns on average.
   void input(std::uint64_t weight) noexcept {
     // Groups inside the filters are children of the pipeline: cancelled with it.
-    current_context().m_group = &m_group;
+    current_context().exchange_group(&m_group);
     token* t = std::exchange(m_reserved, nullptr);
     token* made[k_most_hop_items];  // this hop's items, in order, carried after the hand-off
     std::size_t count = 0;
@@ -244,7 +244,7 @@ class pipeline_run {
 
   // A carry task: moves a picked item on, then returns its weight.
   void carry(token* t, bool granted, std::uint64_t weight) noexcept {
-    current_context().m_group = &m_group;
+    current_context().exchange_group(&m_group);
     (void)carry_steps(t, granted, weight);
     finish(weight);
   }

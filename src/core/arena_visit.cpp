@@ -16,7 +16,7 @@ bool visit(thread_context& c, arena& x, pending_leave* leaving) {
   bool ran = false;
   {
     arena_lease lease(c, x);
-    if (c.m_arena == &x && c.m_slot != nullptr) {
+    if (c.current_arena() == &x && c.current_slot() != nullptr) {
       const task_filter anything{};
       for (;;) {
         found_task found;
@@ -76,18 +76,18 @@ void abandon_task(thread_context& c, task* t) noexcept {
   wait_context* const group = group_of(t);
   const bool counted_by_owner = owner_counted(t);
   discard_built_task(c, t);  // then undo the counts its queueing made
-  c.m_slot->m_counters.finished.bump_release();
+  c.current_slot()->m_counters.finished.bump_release();
   if (group != nullptr) group->finish_task(&c, counted_by_owner);
 }
 
 void spawn_built_from_lease(arena& a, thread_context& c, wait_context* group, task* t) {
   try {
-    a.exec().admission().admit_leased(*c.m_slot);  // counts it as created, or throws
+    a.exec().admission().admit_leased(*c.current_slot());  // counts it as created, or throws
   } catch (...) {
     discard_built_task(c, t);
     throw;
   }
-  queue_on_own_slot(a, c, *c.m_slot, group, t, false);
+  queue_on_own_slot(a, c, *c.current_slot(), group, t, false);
 }
 
 void spawn_built_from_outside(arena& a, thread_context& c, wait_context* group, task* t) {
@@ -106,14 +106,15 @@ void spawn_built(arena& a, task* t) {
   thread_context& c = current_context();
   if (analysing()) analysis_spawned(c, a.exec(), t);
   if (holds_slot_of(c, a)) {
-    if (c.m_task_depth == 0) {
-      a.exec().admission().admit_leased(*c.m_slot);  // an outsider on a leased slot (see spawn)
+    if (c.task_depth() == 0) {
+      a.exec().admission().admit_leased(
+          *c.current_slot());  // an outsider on a leased slot (see spawn)
     } else {
-      c.m_slot->m_counters.created.bump();
+      c.current_slot()->m_counters.created.bump();
     }
     bool was_empty;
     try {
-      was_empty = c.m_slot->m_deque.push(t);
+      was_empty = c.current_slot()->m_deque.push(t);
     } catch (...) {  // out of memory growing the deque: the injection queue needs none
       inject(a, c, t);
       return;
@@ -160,10 +161,7 @@ void arena_lifetime::close() noexcept {
 slot* begin_lease(thread_context& c, arena& a) noexcept {
   slot* s = a.try_lease();
   if (s == nullptr) return nullptr;
-  if (c.m_exec != &a.exec()) c.m_task_depth = 0;  // not inside a task of this executor
-  c.m_exec = &a.exec();
-  c.m_arena = &a;
-  c.m_slot = s;
+  c.occupy(&a.exec(), &a, s);  // depth 0 unless inside a task of this executor
   return s;
 }
 

@@ -283,7 +283,7 @@ executor::~executor() {
   if (!m_impl) return;
   const detail::thread_context* c = detail::t_context;
   if (c != nullptr &&
-      (c->m_worker_of == m_impl.get() || (c->m_exec == m_impl.get() && c->m_task_depth > 0))) {
+      (c->m_worker_of == m_impl.get() || (c->exec() == m_impl.get() && c->task_depth() > 0))) {
     std::fputs(
         "heist: an executor was destroyed from one of its own workers or tasks, which would "
         "wait for itself; terminating\n",

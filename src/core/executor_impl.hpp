@@ -113,7 +113,7 @@ class executor_impl {
   }
   // Whether the calling thread's context runs a task of this executor.
   bool runs_task_of_this(const thread_context& c) const noexcept {
-    return c.m_exec == this && c.m_task_depth > 0;
+    return c.exec() == this && c.task_depth() > 0;
   }
   // Stops the workers (seq_cst store of the stop flag, then a wake-up of every sleeper under
   // the idle lock: a worker either sees the flag in its re-check after prepare_sleep, or is

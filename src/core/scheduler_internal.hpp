@@ -102,7 +102,7 @@ void push_back_foreign(thread_context& c, task* list) noexcept;
 task* dig_for_region(thread_context& c, const task_filter& f, task* t) noexcept;
 
 inline task* pop_own(thread_context& c, const task_filter& f) noexcept {
-  task* t = c.m_slot->m_deque.pop();
+  task* t = c.current_slot()->m_deque.pop();
   if (HEIST_UNLIKELY(t != nullptr && !f.accepts(t))) return dig_for_region(c, f, t);
   return t;
 }

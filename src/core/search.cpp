@@ -38,7 +38,7 @@ namespace heist::detail {
 // publication: a thief may have found the deque empty meanwhile and gone to sleep, so it
 // wakes a sleeper as a spawn would.
 void push_back_foreign(thread_context& c, task* list) noexcept {
-  arena& a = *c.m_arena;
+  arena& a = *c.current_arena();
   bool woke = false;
   while (list != nullptr) {
     task* t = list;
@@ -47,7 +47,7 @@ void push_back_foreign(thread_context& c, task* list) noexcept {
     list = t->m_next.load(std::memory_order_relaxed);
     // The slots these tasks came from are free (a batch: the deque was empty and the batch
     // is smaller than any deque), so the push cannot need to grow: it cannot throw.
-    const bool was_empty = c.m_slot->m_deque.push(t);
+    const bool was_empty = c.current_slot()->m_deque.push(t);
     if (was_empty && !woke) {
       woke = true;
       publish_push_into_empty(a);
@@ -66,7 +66,7 @@ HEIST_NOINLINE task* dig_for_region(thread_context& c, const task_filter& f, tas
     // relaxed: the task is this thread's until it is pushed back (the push publishes).
     t->m_next.store(foreign, std::memory_order_relaxed);
     foreign = t;
-    t = c.m_slot->m_deque.pop();
+    t = c.current_slot()->m_deque.pop();
   }
   // Reverse, so that the task popped last (the deepest) goes back first.
   task* in_order = nullptr;
@@ -109,7 +109,7 @@ std::size_t pick_victim(thread_context& c, std::size_t n, slot* self, std::size_
 }
 
 // A steal attempt in arena `a`: in the thread's own counters if it has a slot (stats_slot),
-// else in `a`'s executor's external ones. Not c.m_exec: a thread outside the pool that helps
+// else in `a`'s executor's external ones. Not c.exec(): a thread outside the pool that helps
 // without a slot (all leasable slots taken) may not have run a task of any executor yet, and
 // then has none (a steal from a worker's deque crashed there: Stats.AHelperWithoutASlot...).
 void count_steal(thread_context& c, arena& a, slot* self, bool ok, std::size_t victim) noexcept {
@@ -172,7 +172,7 @@ static_assert(k_inject_batch < k_inject_check_interval,
 // One search round in arena `a`: its injection queue, then steal attempts.
 found_task search_once(thread_context& c, arena& a, const task_filter& f,
                        bool& saw_contention) noexcept {
-  slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
+  slot* const self = (c.current_arena() == &a) ? c.current_slot() : nullptr;
   executor_impl& exec = a.exec();
   injection_queue& inject = a.inject();
   const std::size_t start = self != nullptr ? self->m_index : static_cast<std::size_t>(c.m_rng);
@@ -230,7 +230,7 @@ found_task search_once(thread_context& c, arena& a, const task_filter& f,
 bool work_visible(thread_context& c, arena& a) noexcept {
   if (a.inject().size() != 0) return true;
   if (a.exec().policy() == steal_policy::none) return false;
-  slot* const self = (c.m_arena == &a) ? c.m_slot : nullptr;
+  slot* const self = (c.current_arena() == &a) ? c.current_slot() : nullptr;
   const std::size_t n = a.active_slots();
   for (std::size_t i = 0; i < n; ++i) {
     slot& s = a.slot_at(i);
@@ -286,7 +286,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   const bool polls = registered && &a == &exec.default_arena();
   const idle_kind kind = kind_of(c, a, w);
   if (w == nullptr) exec.admission().note_idle();
-  slot* const self = c.m_arena == &a ? c.m_slot : nullptr;
+  slot* const self = c.current_arena() == &a ? c.current_slot() : nullptr;
   // Where this thread searches from now (topology.hpp; workers are not pinned).
   if (self != nullptr && HEIST_UNLIKELY(multi_domain())) {
     // relaxed: a placement hint (slot::m_domain).

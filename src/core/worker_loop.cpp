@@ -26,7 +26,7 @@ void poll_between_tasks(thread_context& c) noexcept {
                                .count();
   if (now - record_of(c).m_last_poll_ns < k_busy_poll_interval_ns) return;
   record_of(c).m_last_poll_ns = now;
-  c.m_exec->poll_once();
+  c.exec()->poll_once();
 }
 
 // --- the loops of the executor's own threads --------------------------------------------------
@@ -35,7 +35,7 @@ namespace {
 // or the executor stops. The caller has set up the context and its slot.
 template <class StopAfterTask>
 void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
-  slot& self = *c.m_slot;
+  slot& self = *c.current_slot();
   const task_filter anything{};
   for (;;) {
     found_task found;
@@ -51,11 +51,11 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
     execute_task(c, found.t, found.stolen);
     // Polled completions progress while every worker computes (poller.hpp): at a task
     // boundary, at most every k_busy_poll_interval_ns.
-    if (HEIST_UNLIKELY(c.m_exec->poll_pending())) poll_between_tasks(c);
+    if (HEIST_UNLIKELY(c.exec()->poll_pending())) poll_between_tasks(c);
     // A task boundary: a task arena of higher priority than the default arena's (normal)
     // that waits for a thread is served first (priority.cpp).
-    if (HEIST_UNLIKELY(c.m_exec->registry().wants_above(arena::k_normal))) {
-      c.m_exec->serve_higher_priority(c, arena::k_normal, self.m_tick);
+    if (HEIST_UNLIKELY(c.exec()->registry().wants_above(arena::k_normal))) {
+      c.exec()->serve_higher_priority(c, arena::k_normal, self.m_tick);
     }
     if (stop_after_task()) return;
   }
@@ -65,10 +65,8 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
 void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   thread_record c;
   arena& a = exec.default_arena();
-  c.m_exec = &exec;
-  c.m_arena = &a;
-  c.m_slot = &a.slot_at(index);
-  c.m_home = c.m_slot;
+  c.occupy(&exec, &a, &a.slot_at(index));
+  c.m_home = c.current_slot();
   c.m_worker_of = &exec;
   record_of(c).m_worker_index = index;
   init_stack_bounds(c);
@@ -113,11 +111,8 @@ void spare_main(executor_impl& exec) {
       for (spin_backoff b; s == nullptr && !exec.stopping(); s = a.try_lease_spare())
         b.pause();
       if (s == nullptr) break;
-      c.m_exec = &exec;
-      c.m_arena = &a;
-      c.m_slot = s;
+      c.restart_in(&exec, &a, s);
       c.m_home = s;
-      c.m_task_depth = 0;
       // Run at least the task it may have been woken for, then check at every boundary (and
       // before parking, in search).
       run_tasks(c, a, [&exec] { return exec.standins().should_retire(); });

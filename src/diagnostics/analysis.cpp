@@ -266,7 +266,7 @@ analysis_frame analysis_task_begin(thread_context& c, const task* t,
   analysis_state& st = state();
   {
     std::lock_guard<std::mutex> hold(st.lock);
-    session* const s = st.by_exec(c.m_exec);
+    session* const s = st.by_exec(c.exec());
     if (session* const outer = session_of(st, before)) {
       close_strand(*outer, before, now);
       before.running = record_of(c).m_analysis.running;  // resumed by analysis_task_end

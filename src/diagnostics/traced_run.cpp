@@ -12,14 +12,14 @@ void invoke_traced(thread_context& c, task* t, bool run, bool stolen,
   const bool analysed = analysing();
   analysis_frame before;
   if (analysed) before = analysis_task_begin(c, t, group);
-  trace_buffer* const trace = c.m_slot != nullptr ? c.m_slot->m_trace : nullptr;
-  if (trace != nullptr || (c.m_slot == nullptr && c.m_exec->tracing())) {
+  trace_buffer* const trace = c.current_slot() != nullptr ? c.current_slot()->m_trace : nullptr;
+  if (trace != nullptr || (c.current_slot() == nullptr && c.exec()->tracing())) {
     const std::uint64_t start = trace_clock();
     t->m_invoke(t, run);
     if (trace != nullptr) {
       trace->record(start, trace_clock(), stolen);
     } else {
-      c.m_exec->monitor().record_external_span(start, trace_clock(), stolen);
+      c.exec()->monitor().record_external_span(start, trace_clock(), stolen);
     }
   } else {
     t->m_invoke(t, run);

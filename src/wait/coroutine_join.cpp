@@ -19,7 +19,7 @@ std::coroutine_handle<> join_awaiter::take_member_after_pop(thread_context& c, s
     // relaxed: as take_member's.
     task_promise<void>* const p = t->m_invoke == &frame_member ? &member_promise(t) : nullptr;
     if (p == nullptr || p->group() != &group ||
-        t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation) {
+        t->m_isolation.load(std::memory_order_relaxed) != c.isolation()) {
       // Not ours (or of another isolation region than the running task, which an isolated
       // waiter below us must not run: the scheduler will): back on top, where it was, waking
       // a thief that found the deque empty meanwhile (the pop made room: no growth, no throw).

@@ -28,7 +28,7 @@ namespace {
 // this stack is one more level.
 HEIST_NOINLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool own,
                               task* popped) {
-  const task_filter f{c.m_isolation};
+  const task_filter f{c.isolation()};
   depth_guard depth(c);
   do {
     found_task found;
@@ -52,7 +52,7 @@ HEIST_NOINLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool
     execute_nested(c, a, found.t, found.stolen);
     if (!own) a.exec().admission().note_idle();
     // Polled completions progress while the waits of nested parallelism run tasks.
-    if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.m_exec == &a.exec()) poll_between_tasks(c);
+    if (HEIST_UNLIKELY(a.exec().poll_pending()) && c.exec() == &a.exec()) poll_between_tasks(c);
   } while (!w.done(&c));
 }
 
@@ -66,7 +66,7 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
     // One level of nesting for the tasks run here; released before help_loop counts its own.
     depth_guard depth(c);
     for (;;) {
-      slot& own = *c.m_slot;
+      slot& own = *c.current_slot();
       t = own.m_deque.pop();
       if (t == nullptr) break;
       const own_child_run r = run_popped_own_child(c, own, w, t);
@@ -74,7 +74,7 @@ HEIST_ALWAYS_INLINE void help_own_slot(thread_context& c, wait_context& w) {
       if (r == own_child_run::group_done) return;
     }
   }
-  help_loop(c, *c.m_arena, w, true, t);
+  help_loop(c, *c.current_arena(), w, true, t);
 }
 }  // namespace
 
@@ -87,7 +87,7 @@ void help_after_pop(thread_context& c, wait_context& w, task* popped) {
   if (popped == nullptr) {
     help_own_slot(c, w);
   } else {
-    help_loop(c, *c.m_arena, w, true, popped);
+    help_loop(c, *c.current_arena(), w, true, popped);
   }
 }
 
@@ -104,8 +104,8 @@ void help_until_pending(arena& a, wait_context& w) {
 
 void report_unhandled_exception(std::exception_ptr e) noexcept {
   thread_context* c = t_context;
-  if (c != nullptr && c->m_exec != nullptr) {
-    c->m_exec->report_unhandled(std::move(e));
+  if (c != nullptr && c->exec() != nullptr) {
+    c->exec()->report_unhandled(std::move(e));
     return;
   }
   std::fputs("heist: unhandled exception in a task outside any executor\n", stderr);

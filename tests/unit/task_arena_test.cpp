@@ -320,16 +320,16 @@ TEST(Isolate, EveryRegionGetsATagNoOtherRegionHadAcrossThreadsAndBlocks) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < calls; ++i) {
         heist::isolate([&] {
-          const std::uintptr_t outer = heist::detail::current_context().m_isolation;
+          const std::uintptr_t outer = heist::detail::current_context().isolation();
           seen[t].push_back(outer);
           if (i % 5 == 0) {
             heist::isolate(
-                [&] { seen[t].push_back(heist::detail::current_context().m_isolation); });
-            EXPECT_EQ(heist::detail::current_context().m_isolation, outer);
+                [&] { seen[t].push_back(heist::detail::current_context().isolation()); });
+            EXPECT_EQ(heist::detail::current_context().isolation(), outer);
           }
         });
       }
-      EXPECT_EQ(heist::detail::current_context().m_isolation, 0u);
+      EXPECT_EQ(heist::detail::current_context().isolation(), 0u);
     });
   }
   for (auto& th : threads)

@@ -191,17 +191,17 @@ TEST(TaskGroup, AChildSpawnedInsideIsolateAndJoinedOutsideRunsInItsRegion) {
   // The main thread blocks on a latch and does not help: the one worker runs everything.
   std::latch done(1);
   ex.post([&] {
-    before = heist::detail::t_context->m_isolation;
+    before = heist::detail::t_context->isolation();
     heist::task_group g;
     heist::isolate([&] {
-      region = heist::detail::t_context->m_isolation;
+      region = heist::detail::t_context->isolation();
       g.run([&] {
-        seen = heist::detail::t_context->m_isolation;
+        seen = heist::detail::t_context->isolation();
         runner = std::this_thread::get_id();
       });
     });
     g.wait();  // outside the region: it pops the child and runs it itself
-    after = heist::detail::t_context->m_isolation;
+    after = heist::detail::t_context->isolation();
     waiter = std::this_thread::get_id();
     done.count_down();
   });
@@ -230,9 +230,9 @@ TEST(TaskGroup, AChildJoinedByAnOutsidersRunAndWaitRunsAsATask) {
   std::uint32_t outside_depth = 1, child_depth = 0;
   std::thread::id runner;
   g.run_and_wait([&] {
-    outside_depth = heist::detail::t_context->m_task_depth;
+    outside_depth = heist::detail::t_context->task_depth();
     g.run([&] {
-      child_depth = heist::detail::t_context->m_task_depth;
+      child_depth = heist::detail::t_context->task_depth();
       runner = std::this_thread::get_id();
     });
   });
@@ -240,7 +240,7 @@ TEST(TaskGroup, AChildJoinedByAnOutsidersRunAndWaitRunsAsATask) {
   EXPECT_EQ(runner, std::this_thread::get_id());
   EXPECT_EQ(outside_depth, 0u);
   EXPECT_GT(child_depth, 0u);
-  EXPECT_EQ(heist::detail::t_context->m_task_depth, 0u);
+  EXPECT_EQ(heist::detail::t_context->task_depth(), 0u);
 }
 
 TEST(ParallelInvoke, RunsEveryFunctionAndTheLastOnTheCaller) {

@@ -60,8 +60,8 @@ inline void frame_member(task* self, bool) noexcept {
 // or stolen, never both), so the member is checked after the pop.
 HEIST_ALWAYS_INLINE std::coroutine_handle<> join_awaiter::take_member() noexcept {
   thread_context* const c = t_context;
-  if (c == nullptr || c->m_slot == nullptr || HEIST_UNLIKELY(stack_is_low(*c))) return {};
-  slot& s = *c->m_slot;
+  if (c == nullptr || c->current_slot() == nullptr || HEIST_UNLIKELY(stack_is_low(*c))) return {};
+  slot& s = *c->current_slot();
   task* const t = s.m_deque.pop();
   if (t == nullptr) return {};
   // relaxed (m_isolation): a task of our own deque, pushed by this thread (or by an earlier
@@ -69,7 +69,7 @@ HEIST_ALWAYS_INLINE std::coroutine_handle<> join_awaiter::take_member() noexcept
   if (HEIST_LIKELY(t->m_invoke == &frame_member)) {
     task_promise<void>& p = member_promise(t);
     if (HEIST_LIKELY(p.group() == &m_ctx &&
-                     t->m_isolation.load(std::memory_order_relaxed) == c->m_isolation &&
+                     t->m_isolation.load(std::memory_order_relaxed) == c->isolation() &&
                      !m_ctx.is_cancelled())) {
       return inline_member(*c, s, p);
     }
@@ -97,9 +97,9 @@ HEIST_ALWAYS_INLINE void run_task_in_group(arena& a, wait_context& group, Task&&
   const std::coroutine_handle<task_promise<void>> h = task_access::release(t);
   task_promise<void>& p = h.promise();
   p.make_member_of(&group, owner_counted);
-  slot* const own = c.m_slot;
-  if (HEIST_LIKELY(own != nullptr && c.m_arena == &a && c.m_task_depth != 0 && c.m_isolation == 0 &&
-                   !analysing())) {
+  slot* const own = c.current_slot();
+  if (HEIST_LIKELY(own != nullptr && c.current_arena() == &a && c.task_depth() != 0 &&
+                   c.isolation() == 0 && !analysing())) {
     // On the thread's own deque, from inside a task and no isolated region: the frame's own
     // header is the entry (isolation 0: task_filter never reads it speculatively).
     task* const entry = ::new (static_cast<void*>(p.m_member_task)) task;

@@ -120,7 +120,7 @@ class HEIST_API join_awaiter final : public completion_callback {
     // release: as execute_task's (executor_impl::in_flight).
     finish_counter(c, s, true).bump_release();
     p.m_inlined_by = this;
-    c.m_group = &m_ctx;  // the member's body runs in its group (resume.hpp, enter_group)
+    c.exchange_group(&m_ctx);  // the member's body runs in its group (resume.hpp, enter_group)
     return std::coroutine_handle<Promise>::from_promise(p);
   }
 

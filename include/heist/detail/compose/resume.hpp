@@ -19,7 +19,7 @@ namespace heist::detail {
 // inside an executor; else `own` (alive: the caller knows it); else the default executor's.
 inline arena& continuation_arena(arena* own) {
   const thread_context* c = t_context;
-  if (c != nullptr && c->m_arena != nullptr) return *c->m_arena;
+  if (c != nullptr && c->current_arena() != nullptr) return *c->current_arena();
   return own != nullptr ? *own : default_executor_arena();
 }
 
@@ -30,8 +30,8 @@ class arena_in_use {
  public:
   explicit arena_in_use(const arena_ref& r) noexcept {
     const thread_context* c = t_context;
-    if (c != nullptr && c->m_arena != nullptr && c->m_arena->is(r)) {
-      m_arena = c->m_arena;
+    if (c != nullptr && c->current_arena() != nullptr && c->current_arena()->is(r)) {
+      m_arena = c->current_arena();
     } else if (r) {
       m_arena = r.get()->pin();
       if (m_arena != nullptr) m_pinned = r.get();
@@ -56,8 +56,8 @@ class arena_in_use {
 template <class Run>
 bool with_continuation_arena(const arena_ref& home, Run&& run) {
   const thread_context* c = t_context;
-  if (c != nullptr && c->m_arena != nullptr) {
-    run(*c->m_arena);
+  if (c != nullptr && c->current_arena() != nullptr) {
+    run(*c->current_arena());
     return true;
   }
   if (!home) {
@@ -97,7 +97,7 @@ inline wait_context* group_to_resume_in(wait_context* noted) noexcept {
 
 // Makes `g` the calling thread's running group (a body resumes; a member starts).
 inline void enter_group(wait_context* g) noexcept {
-  if (thread_context* const c = t_context) c->m_group = g;
+  if (thread_context* const c = t_context) c->exchange_group(g);
 }
 
 // A completion callback taken over by the thread that completed its event
@@ -144,9 +144,9 @@ struct resume_in_group_job {
 inline std::coroutine_handle<> transfer_or_queue(std::coroutine_handle<> h) noexcept {
 #if HEIST_AWAIT_STACK_GUARD
   thread_context* const c = t_context;
-  if (c != nullptr && c->m_arena != nullptr && stack_address() < c->m_await_stack_mark) {
+  if (c != nullptr && c->current_arena() != nullptr && stack_address() < c->m_await_stack_mark) {
     try {
-      spawn_from<resume_in_group_job>(*c, *c->m_arena, nullptr, h, c->m_group);
+      spawn_from<resume_in_group_job>(*c, *c->current_arena(), nullptr, h, c->running_group());
       HEIST_PERTURB_POINT(awaiter_queued);
       return std::noop_coroutine();
     } catch (...) {  // not queued (the executor refused it, no memory): it is still ours

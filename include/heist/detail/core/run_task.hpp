@@ -45,7 +45,7 @@ struct task_filter {
 // The counters a thread's statistics go to (slot_counters: flow by location, statistics by
 // thread): a worker's or spare's own slot, else the slot it occupies; null: the executor's.
 inline slot* stats_slot(const thread_context& c) noexcept {
-  return c.m_home != nullptr ? c.m_home : c.m_slot;
+  return c.m_home != nullptr ? c.m_home : c.current_slot();
 }
 
 // The counter that counts a task finishing on slot `s` of thread `c`, whose body ran if `ran`
@@ -94,31 +94,28 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
                                      bool counted_by_owner, bool stolen, slot* own = nullptr,
                                      bool in_frame = false) noexcept {
   const bool run = group == nullptr || !group->is_cancelled();
-  slot* const s = OwnChild ? own : c.m_slot;
+  slot* const s = OwnChild ? own : c.current_slot();
   const bool on_slot = OwnChild || s != nullptr;
   // Chosen before the body starts, so that `run` need not be kept across the call on the
   // slot's path.
   owner_counter* const finished = on_slot ? &finish_counter(c, *s, run) : nullptr;
-  wait_context* const saved_group = c.m_group;
-  c.m_group = group;
+  wait_context* const saved_group = c.exchange_group(group);
   if constexpr (OwnChild) {
     t->m_invoke(t, run);
   } else {
-    const std::uintptr_t saved_isolation = c.m_isolation;
     // relaxed: this thread owns `t` now (popped, stolen by CAS or dequeued), which
     // synchronized with the push that published the field.
-    c.m_isolation = t->m_isolation.load(std::memory_order_relaxed);
-    ++c.m_task_depth;
-    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : traces_spans(*c.m_exec)) ||
+    const std::uintptr_t saved_isolation =
+        c.begin_task(t->m_isolation.load(std::memory_order_relaxed));
+    if (HEIST_UNLIKELY(s != nullptr ? s->m_trace != nullptr : traces_spans(*c.exec())) ||
         analysing()) {
       invoke_traced(c, t, run, stolen, group);
     } else {
       t->m_invoke(t, run);
     }
-    --c.m_task_depth;
-    c.m_isolation = saved_isolation;
+    c.end_task(saved_isolation);
   }
-  c.m_group = saved_group;
+  c.exchange_group(saved_group);
   if (!OwnChild && HEIST_UNLIKELY(in_frame)) {
     // not a block of the pool
   } else if (HEIST_UNLIKELY(stolen)) {
@@ -130,7 +127,7 @@ HEIST_ALWAYS_INLINE void run_task_of(thread_context& c, task* t, wait_context* g
     // release: see owner_counter::bump_release and executor_impl::in_flight.
     finished->bump_release();
   } else {
-    count_external_finished(*c.m_exec, c, run);
+    count_external_finished(*c.exec(), c, run);
   }
   // The own child's finish is the caller's, fused with its look at the group
   // (try_run_own_child).
@@ -165,15 +162,12 @@ inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
 // helper of a non-strict arena) runs it as a guest: spawns inside go to `a`'s injection
 // queue.
 inline void execute_in(thread_context& c, arena& a, task* t, bool stolen) noexcept {
-  if (c.m_arena == &a) {
+  if (c.current_arena() == &a) {
     execute_task(c, t, stolen);
     return;
   }
   const scheduling_state saved = c;
-  c.m_exec = &a.exec();
-  c.m_arena = &a;
-  c.m_slot = nullptr;
-  c.m_task_depth = 0;
+  c.restart_in(&a.exec(), &a, nullptr);
   execute_task(c, t, stolen);
   static_cast<scheduling_state&>(c) = saved;
 }
@@ -196,7 +190,7 @@ enum class own_child_run : std::uint8_t {
 // group_job (a task_group's or a loop's), which never hands over a continuation: only a
 // submit() task's last act does (spawn.hpp, task_end_scope), and those belong to no group. So
 // nothing is left in the bypass here (asserted; execute_task takes it everywhere else).
-// `own`: the thread's slot (c.m_slot), read once by the caller.
+// `own`: the thread's slot (c.current_slot()), read once by the caller.
 // `CheckAnalysis`: while a scalability analysis runs, decline (the task must take the traced
 // path); wait_for_group, which has checked that already, passes false.
 template <bool CheckAnalysis = true>
@@ -204,8 +198,8 @@ HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own
                                                     task* t) noexcept {
   // relaxed (m_isolation): this thread popped `t`, which synchronized with its push.
   if (t->m_group != tag_group(&w, true) ||
-      t->m_isolation.load(std::memory_order_relaxed) != c.m_isolation ||
-      HEIST_UNLIKELY(c.m_task_depth == 0) || HEIST_UNLIKELY(own.m_trace != nullptr) ||
+      t->m_isolation.load(std::memory_order_relaxed) != c.isolation() ||
+      HEIST_UNLIKELY(c.task_depth() == 0) || HEIST_UNLIKELY(own.m_trace != nullptr) ||
       HEIST_UNLIKELY(inline_stack_is_low(c)) || (CheckAnalysis && analysing())) {
     return own_child_run::not_run;
   }
@@ -235,7 +229,7 @@ HEIST_ALWAYS_INLINE own_child_run run_popped_own_child(thread_context& c, slot& 
                                                        wait_context& w, task* t) noexcept {
   // An isolated waiter runs only tasks of its region: try_run_own_child takes only those.
   const own_child_run r = try_run_own_child<CheckAnalysis>(c, own, w, t);
-  if (r != own_child_run::not_run && HEIST_UNLIKELY(c.m_arena->poll_pending())) {
+  if (r != own_child_run::not_run && HEIST_UNLIKELY(c.current_arena()->poll_pending())) {
     poll_between_tasks(c);
   }
   return r;
@@ -256,8 +250,8 @@ HEIST_ALWAYS_INLINE void wait_for_group(arena& a, wait_context& w) {
   thread_context* const c = t_context;
   if (w.done(c)) return;
   // The slot read once (stores in between would make the compiler read it again).
-  slot* const own = c != nullptr ? c->m_slot : nullptr;
-  if (HEIST_LIKELY(own != nullptr && c->m_arena == &a)) {
+  slot* const own = c != nullptr ? c->current_slot() : nullptr;
+  if (HEIST_LIKELY(own != nullptr && c->current_arena() == &a)) {
     task* t = own->m_deque.pop();
     if (t != nullptr) {
       own_child_run r;

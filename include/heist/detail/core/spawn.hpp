@@ -39,7 +39,7 @@ HEIST_API void report_unhandled_exception(std::exception_ptr e) noexcept;
 HEIST_API arena& default_executor_arena();
 // The same for a caller that read the thread's context (`c`, may be null) already.
 HEIST_ALWAYS_INLINE arena& current_arena(const thread_context* c) {
-  if (HEIST_LIKELY(c != nullptr && c->m_arena != nullptr)) return *c->m_arena;
+  if (HEIST_LIKELY(c != nullptr && c->current_arena() != nullptr)) return *c->current_arena();
   return default_executor_arena();
 }
 HEIST_ALWAYS_INLINE arena& current_arena() {
@@ -102,7 +102,7 @@ task* build_task_ungrouped(thread_context& c, Args&&... args) {
   }
   t->m_invoke = &invoke_job<Job>;
   // relaxed: published to thieves by the deque push (release) or the injection lock.
-  t->m_isolation.store(c.m_isolation, std::memory_order_relaxed);
+  t->m_isolation.store(c.isolation(), std::memory_order_relaxed);
   return t;
 }
 
@@ -176,9 +176,9 @@ HEIST_ALWAYS_INLINE void spawn_from(thread_context& c, arena& a, wait_context* g
   if (analysing()) analysis_spawned(c, a.exec(), t);
   // Read once: the stores into the task block and the group would otherwise make the compiler
   // read the thread's slot again for the counter and again for the push.
-  slot* const own = c.m_slot;
-  if (HEIST_LIKELY(own != nullptr && c.m_arena == &a)) {
-    if (HEIST_UNLIKELY(c.m_task_depth == 0)) {
+  slot* const own = c.current_slot();
+  if (HEIST_LIKELY(own != nullptr && c.current_arena() == &a)) {
+    if (HEIST_UNLIKELY(c.task_depth() == 0)) {
       spawn_built_from_lease(a, c, group, t);
     } else {
       queue_on_own_slot(a, c, *own, group, t, true);
@@ -226,13 +226,13 @@ class task_end_scope {
 // the running task is in its last act (task_end_scope).
 HEIST_ALWAYS_INLINE bool try_bypass(arena& a, task* t) noexcept {
   thread_context* const c = t_context;
-  if (c == nullptr || !c->m_at_task_end || c->m_bypass != nullptr || c->m_slot == nullptr ||
-      c->m_arena != &a) {
+  if (c == nullptr || !c->m_at_task_end || c->m_bypass != nullptr || c->current_slot() == nullptr ||
+      c->current_arena() != &a) {
     return false;
   }
   // relaxed: this thread built `t` or got it through the future's synchronization.
-  if (t->m_isolation.load(std::memory_order_relaxed) != c->m_isolation) return false;
-  c->m_slot->m_counters.created.bump();  // counted like a spawn; execute_task counts it out
+  if (t->m_isolation.load(std::memory_order_relaxed) != c->isolation()) return false;
+  c->current_slot()->m_counters.created.bump();  // counted like a spawn; execute_task counts it out
   if (analysing()) analysis_spawned(*c, a.exec(), t);
   c->m_bypass = t;
   return true;
@@ -242,7 +242,7 @@ HEIST_ALWAYS_INLINE bool try_bypass(arena& a, task* t) noexcept {
 // that cancelling a group cancels the groups created inside its tasks.
 inline wait_context* current_group() noexcept {
   thread_context* c = t_context;
-  return c != nullptr ? c->m_group : nullptr;
+  return c != nullptr ? c->running_group() : nullptr;
 }
 
 // call_with_stack_headroom(f) for the calling thread `c`, with its common case inline: while
@@ -285,14 +285,13 @@ inline bool runs_work_of(const thread_context& c, const arena& a) noexcept {
 // g, and f moves to a fresh stack if this one is nearly used up.
 template <class F>
 HEIST_ALWAYS_INLINE void run_inline_in_group(thread_context& c, wait_context& g, F& f) {
-  wait_context* const saved = c.m_group;
-  c.m_group = &g;
+  wait_context* const saved = c.exchange_group(&g);
   try {
     call_inline_with_stack_headroom(c, f);
   } catch (...) {
     g.capture_exception(std::current_exception());
   }
-  c.m_group = saved;
+  c.exchange_group(saved);
 }
 template <class F>
 void run_inline_in_group(wait_context& g, F& f) {

@@ -20,15 +20,73 @@ class executor_impl;
 class wait_context;
 struct slot;
 
-// What the thread is doing right now. A stack-extension stand-in (stack_extension.cpp) copies it,
-// because it continues the same logical work on another stack.
-struct scheduling_state {
-  executor_impl* m_exec = nullptr;  // executor of the running task / of this worker
-  arena* m_arena = nullptr;         // arena whose tasks it runs
-  slot* m_slot = nullptr;           // its deque in m_arena, or null (then spawns are injected)
-  wait_context* m_group = nullptr;  // group of the running task (parent of new groups)
-  std::uintptr_t m_isolation = 0;   // isolation region of the running task (0: none)
-  std::uint32_t m_task_depth = 0;   // tasks of m_exec running on this logical stack
+// What the thread is doing right now: where it runs (its executor, arena and slot), the
+// group and isolation region of the task it runs, and how many tasks of its executor run on
+// this logical stack. Read anywhere; written only through the operations below, each by the
+// module that owns that step: a thread starts or stops running an arena's tasks (worker
+// loops, leases and visits: occupy, restart_in; a saved state is put back by assignment),
+// starts and ends a task (run_task.hpp: begin_task, end_task), runs a function as a member of
+// a group (exchange_group) or opens an isolated region (isolate: exchange_isolation). A
+// stack-extension stand-in (stack_extension.cpp) copies it whole, because it continues the
+// same logical work on another stack.
+class scheduling_state {
+ public:
+  executor_impl* exec() const noexcept { return m_exec; }            // of the running task / worker
+  arena* current_arena() const noexcept { return m_arena; }          // whose tasks it runs
+  slot* current_slot() const noexcept { return m_slot; }             // its deque there, or null
+  wait_context* running_group() const noexcept { return m_group; }   // parent of new groups
+  std::uintptr_t isolation() const noexcept { return m_isolation; }  // 0: none
+  std::uint32_t task_depth() const noexcept { return m_task_depth; }
+
+  // The thread runs the tasks of arena `a` of executor `e` from now on, on slot `s` (null:
+  // its spawns are injected). Its task depth counts tasks of one executor: it restarts at 0
+  // when the executor changes.
+  void occupy(executor_impl* e, arena* a, slot* s) noexcept {
+    if (m_exec != e) m_task_depth = 0;
+    m_exec = e;
+    m_arena = a;
+    m_slot = s;
+  }
+  // As occupy, as a thread that runs no task of `e` yet (a guest's run, a stand-in's turn).
+  void restart_in(executor_impl* e, arena* a, slot* s) noexcept {
+    m_exec = e;
+    m_arena = a;
+    m_slot = s;
+    m_task_depth = 0;
+  }
+  // A task of isolation region `isolation` starts on this stack; returns the region to give
+  // back to end_task.
+  std::uintptr_t begin_task(std::uintptr_t isolation) noexcept {
+    const std::uintptr_t saved = m_isolation;
+    m_isolation = isolation;
+    ++m_task_depth;
+    return saved;
+  }
+  void end_task(std::uintptr_t saved_isolation) noexcept {
+    --m_task_depth;
+    m_isolation = saved_isolation;
+  }
+  // Makes `g` the running group (new groups are its children, an exception cancels it);
+  // returns the one to put back.
+  wait_context* exchange_group(wait_context* g) noexcept {
+    wait_context* const saved = m_group;
+    m_group = g;
+    return saved;
+  }
+  // Makes `tag` the isolation region; returns the one to put back.
+  std::uintptr_t exchange_isolation(std::uintptr_t tag) noexcept {
+    const std::uintptr_t saved = m_isolation;
+    m_isolation = tag;
+    return saved;
+  }
+
+ private:
+  executor_impl* m_exec = nullptr;
+  arena* m_arena = nullptr;
+  slot* m_slot = nullptr;
+  wait_context* m_group = nullptr;
+  std::uintptr_t m_isolation = 0;
+  std::uint32_t m_task_depth = 0;
 };
 
 struct HEIST_API thread_context : scheduling_state {
@@ -70,7 +128,7 @@ struct HEIST_API thread_context : scheduling_state {
 // to do. The one test for it (the lease, parallel_invoke, spawn_built, the waits, the loops,
 // task_arena::execute).
 HEIST_ALWAYS_INLINE bool holds_slot_of(const thread_context& c, const arena& a) noexcept {
-  return c.m_slot != nullptr && c.m_arena == &a;
+  return c.current_slot() != nullptr && c.current_arena() == &a;
 }
 
 // The calling thread's context, or nullptr if it never touched heist (HEIST_TLS_MODEL:

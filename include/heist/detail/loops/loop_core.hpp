@@ -281,7 +281,7 @@ inline bool loop_demand(arena& a, bool long_leaves) noexcept {
     const std::size_t wanted =
         std::max<std::size_t>(long_leaves ? 1 : 0, std::size_t{idle_state::searching(idle)} +
                                                        std::size_t{idle_state::sleeping(idle)});
-    return c->m_slot->m_deque.size() < wanted;
+    return c->current_slot()->m_deque.size() < wanted;
   }
   if (idle != 0) return true;  // somebody is searching or sleeping
   return a.strict() && a.has_free_slot() && default_idle_snapshot(a.exec()) != 0;
@@ -293,13 +293,13 @@ inline std::size_t loop_participants(arena& a) noexcept {
   if (a.strict()) return a.num_slots();
   const thread_context* c = t_context;
   const bool caller_is_worker =
-      c != nullptr && holds_slot_of(*c, a) && c->m_slot->m_index < a.first_leasable();
+      c != nullptr && holds_slot_of(*c, a) && c->current_slot()->m_index < a.first_leasable();
   return a.first_leasable() + (caller_is_worker ? 0 : 1);
 }
 inline std::size_t participant_index(arena& a, std::size_t participants) noexcept {
   const thread_context* c = t_context;
   if (c != nullptr && holds_slot_of(*c, a)) {
-    const std::size_t i = c->m_slot->m_index;
+    const std::size_t i = c->current_slot()->m_index;
     if (a.strict() && i < participants) return i;
     if (i < a.first_leasable() && i < participants) return i;
   }
@@ -330,7 +330,7 @@ class loop_scope {
       : m_arena(refused_if_closed(a, where)),
         m_thread(current_context()),
         m_lease(m_thread, a),
-        m_ctx(m_thread.m_group, 0, join_counting::owner) {
+        m_ctx(m_thread.running_group(), 0, join_counting::owner) {
     m_arena.loop_started();
   }
   loop_scope(const loop_scope&) = delete;
