@@ -18,7 +18,9 @@ if [ -n "$foreign" ]; then
   echo "$foreign" | head -20
   exit 1
 fi
-for private in 'heist::detail::idle_budget::' 'heist::detail::graph_runner::'; do
+for private in 'heist::detail::idle_budget::' 'heist::detail::graph_runner::' \
+               'heist::detail::executor_impl::' 'heist::detail::admission_control::' \
+               'heist::detail::arena_registry::' 'heist::detail::load_monitor::'; do
   if grep -qF "$private" "$symbols"; then
     echo "$lib exports a private class: $(grep -F "$private" "$symbols" | head -1)"
     exit 1
