@@ -68,7 +68,16 @@ std::size_t resolve_worker_count(std::size_t requested) {
   return n;
 }
 
+// The executor's slots. First what preparing a slot reads: whether deques may pop without
+// the fence (slot::prepare asks fence_free_retry_pops, which is off until
+// enable_owner_counting() registered the process-wide barrier).
 std::unique_ptr<slot[]> make_slots(std::size_t n, std::size_t workers) {
+  enable_owner_counting();  // before any slot is prepared or any worker runs a task
+  // The topology table is a function-local static: build it here, on the creating thread,
+  // not lazily in a worker's first search. A fork() that lands while a worker is inside its
+  // initialisation leaves the child with a guard that is never released (every child
+  // worker then blocks in __cxa_guard_acquire: Fork.ForkWhileParentMovesTaskMemory...).
+  (void)multi_domain();
   auto slots = std::make_unique<slot[]>(n);
   for (std::size_t i = 0; i < n; ++i)
     slots[i].prepare(static_cast<std::uint32_t>(i), (i + 1) * 0x9E3779B97F4A7C15ULL, workers);
@@ -94,12 +103,6 @@ executor_impl::executor_impl(executor_options options, callers c)
       m_standins(*this, m_options.max_blocking_threads),
       m_monitor(*this),
       m_threads(*this, idle_timeout_ns(m_options.idle_timeout)) {
-  enable_owner_counting();  // before any worker runs a task (wait_context.hpp)
-  // The topology table is a function-local static: build it here, on the creating thread,
-  // not lazily in a worker's first search. A fork() that lands while a worker is inside its
-  // initialisation leaves the child with a guard that is never released (every child
-  // worker then blocks in __cxa_guard_acquire: Fork.ForkWhileParentMovesTaskMemory...).
-  (void)multi_domain();
   m_threads.start();
 }
 

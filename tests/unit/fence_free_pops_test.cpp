@@ -1,4 +1,4 @@
-// The fence-free pop mode of the Chase-Lev deque (chase_lev_deque.hpp, docs/
+// The fence-free pop mode of the Chase-Lev deque (chase_lev_deque.hpp,
 // docs/design/protocols.md "Fence-free pops, switched by the owner"): which events end a fence-free
 // spell, which do not, and how many fenced pops the owner waits before it tries again (kind:
 // requirement). The races themselves are in tests/stress/deque_stress_test.cpp.
@@ -45,6 +45,18 @@ void steal_one(chase_lev_deque<int*>& d) {
 }
 
 }  // namespace
+
+// An executor's slots get the mode when the process-wide barrier exists, also the first
+// executor of a process, whose constructor registers the barrier: it must do so before it
+// prepares its slots. ctest runs each test in a process of its own, so here this is the
+// first executor.
+TEST(FenceFreePops, TheFirstExecutorOfAProcessGivesItsSlotsTheMode) {
+  heist::executor ex(1);
+  // Slot 1 is a leasable slot nobody occupies: its deque is quiescent.
+  const heist::detail::slot& spare = heist::detail::default_arena_of(ex).slot_at(1);
+  EXPECT_EQ(spare.m_deque.pops_fence_free(), barrier_available())
+      << "the slots were prepared before the barrier was registered";
+}
 
 TEST(FenceFreePops, OffUnlessEnabled) {
   chase_lev_deque<int*> d;
