@@ -38,8 +38,8 @@ extern HEIST_API std::atomic<std::uintptr_t> g_next_isolation;
 inline constexpr std::uintptr_t k_isolation_tag_block = 256;
 HEIST_API void reserve_isolation_tags(thread_context& c) noexcept;
 HEIST_ALWAYS_INLINE std::uintptr_t new_isolation_tag(thread_context& c) noexcept {
-  if (HEIST_UNLIKELY(c.m_isolation_next == c.m_isolation_end)) reserve_isolation_tags(c);
-  return c.m_isolation_next++;
+  if (HEIST_UNLIKELY(!c.tags_left())) reserve_isolation_tags(c);
+  return c.take_tag();
 }
 HEIST_API arena& arena_of(task_arena& a) noexcept;
 
@@ -174,7 +174,7 @@ auto isolate(F&& f) -> std::invoke_result_t<F&> {
 template <class F>
 auto blocking(F&& f) -> std::invoke_result_t<F&> {
   detail::thread_context* c = detail::t_context;
-  detail::executor_impl* exec = c != nullptr ? c->m_worker_of : nullptr;
+  detail::executor_impl* exec = c != nullptr ? c->worker_of() : nullptr;
   if (exec == nullptr) return std::invoke(f);
   detail::enter_blocking(*exec);
   struct leave {

@@ -192,7 +192,7 @@ std::uint64_t executor_impl::in_flight() const noexcept {
 
 void executor_impl::refuse_self_wait(const char* what) const {
   const thread_context* c = t_context;
-  if (c != nullptr && (c->m_worker_of == this || runs_task_of_this(*c))) {
+  if (c != nullptr && (c->worker_of() == this || runs_task_of_this(*c))) {
     throw std::logic_error(std::string("heist::executor::") + what +
                            "() called from a worker or task of the same executor: it would "
                            "wait for itself");
@@ -286,7 +286,7 @@ executor::~executor() {
   if (!m_impl) return;
   const detail::thread_context* c = detail::t_context;
   if (c != nullptr &&
-      (c->m_worker_of == m_impl.get() || (c->exec() == m_impl.get() && c->task_depth() > 0))) {
+      (c->worker_of() == m_impl.get() || (c->exec() == m_impl.get() && c->task_depth() > 0))) {
     std::fputs(
         "heist: an executor was destroyed from one of its own workers or tasks, which would "
         "wait for itself; terminating\n",

@@ -79,7 +79,7 @@ struct nested_run {
 };
 
 // A helping wait runs `t` inline, or on a stack extension when the stack is nearly used up.
-// The wait counts itself in m_help_depth (depth_guard) for all the tasks it runs.
+// The wait counts itself in the help depth (depth_guard) for all the tasks it runs.
 inline void execute_nested(thread_context& c, arena& a, task* t, bool stolen) {
   if (HEIST_UNLIKELY(stack_is_low(c))) {
     nested_run run{&a, t, stolen};

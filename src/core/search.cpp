@@ -242,7 +242,7 @@ bool work_visible(thread_context& c, arena& a) noexcept {
 // Is this thread a top-level searcher of its executor's default arena (a worker or spare
 // between tasks)? Only those visit task arenas, and they also re-check them before sleeping.
 bool visits_arenas(const thread_context& c, arena& a, wait_context* w) noexcept {
-  return w == nullptr && !a.strict() && c.m_worker_of == &a.exec();
+  return w == nullptr && !a.strict() && c.worker_of() == &a.exec();
 }
 
 // The idle kind a registered searcher of `a` counts as (idle_state.hpp).

@@ -91,8 +91,8 @@ std::atomic<std::uintptr_t> g_next_isolation{1};
 void reserve_isolation_tags(thread_context& c) noexcept {
   // relaxed: only uniqueness matters; the read-modify-write gives each thread a block of its
   // own (64-bit tags: 2^56 blocks before the counter could wrap).
-  c.m_isolation_next = g_next_isolation.fetch_add(k_isolation_tag_block, std::memory_order_relaxed);
-  c.m_isolation_end = c.m_isolation_next + k_isolation_tag_block;
+  c.refill_tags(g_next_isolation.fetch_add(k_isolation_tag_block, std::memory_order_relaxed),
+                k_isolation_tag_block);
 }
 }  // namespace detail
 

@@ -66,8 +66,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   thread_record c;
   arena& a = exec.default_arena();
   c.occupy(&exec, &a, &a.slot_at(index));
-  c.m_home = c.current_slot();
-  c.m_worker_of = &exec;
+  c.work_for(&exec, c.current_slot());
   record_of(c).m_worker_index = index;
   init_stack_bounds(c);
   t_context = &c;
@@ -86,7 +85,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   }
   if (go_on) run_tasks(c, a, [] { return false; });
   // A retiring worker called on_worker_stop before it retired (R1).
-  if (!c.m_retired) exec.worker_stopping(index);
+  if (!c.retired()) exec.worker_stopping(index);
   t_context = nullptr;
 }
 
@@ -97,7 +96,7 @@ void spare_main(executor_impl& exec) {
   {
     thread_record c;
     init_stack_bounds(c);
-    c.m_worker_of = &exec;
+    c.work_for(&exec, nullptr);
     record_of(c).m_worker_index = exec.num_workers();
     record_of(c).m_spare = true;
     t_context = &c;
@@ -112,13 +111,13 @@ void spare_main(executor_impl& exec) {
         b.pause();
       if (s == nullptr) break;
       c.restart_in(&exec, &a, s);
-      c.m_home = s;
+      c.set_home(s);
       // Run at least the task it may have been woken for, then check at every boundary (and
       // before parking, in search).
       run_tasks(c, a, [&exec] { return exec.standins().should_retire(); });
       const scheduling_state saved{};
       end_lease(c, a, *s, saved);
-      c.m_home = nullptr;
+      c.set_home(nullptr);
       if (exec.stopping()) break;
     } while (exec.standins().park());
     t_context = nullptr;

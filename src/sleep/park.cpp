@@ -59,7 +59,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
   HEIST_PERTURB_POINT(worker_retiring);
   // R2
   if (idle.retire(sleeper_of(c), exec.threads().retired_placeholder(record_of(c).m_worker_index))) {
-    c.m_retired = true;
+    c.retire();
     return false;
   }
   // A waker unlisted us between the timeout and R2: take its signal and go on working.
@@ -72,7 +72,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
 // in its executor's default arena, when the executor has an idle_timeout.
 bool may_retire(const thread_context& c, arena& a, wait_context* w) noexcept {
   executor_impl& exec = a.exec();
-  return w == nullptr && !record_of(c).m_spare && c.m_worker_of == &exec &&
+  return w == nullptr && !record_of(c).m_spare && c.worker_of() == &exec &&
          &exec.default_arena() == &a && exec.threads().idle_timeout_ns() > 0 &&
          !exec.poll_pending();
 }

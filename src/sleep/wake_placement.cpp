@@ -51,7 +51,7 @@ int step_off_cpu(int cpu) noexcept {
 
 int step_off_waker_cpu(const thread_context& c) noexcept {
   const int waker = sleeper_of(c).m_waker_cpu;
-  if (waker < 0 || c.m_worker_of == nullptr || sched_getcpu() != waker) return -1;
+  if (waker < 0 || c.worker_of() == nullptr || sched_getcpu() != waker) return -1;
   HEIST_PERTURB_POINT(wakee_stepping_off);
   return step_off_cpu(waker);
 }

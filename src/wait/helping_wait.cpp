@@ -24,7 +24,7 @@ namespace {
 // The helping loop proper; `own` says whether the thread holds a slot of `a`. Entered with
 // `w` not done (the callers check first), so the first check is at the end of a round.
 // `popped`: a task the caller already popped from its own deque (own only), run first.
-// The wait counts once in m_help_depth for the tasks it runs inline: each nested wait on
+// The wait counts once in the help depth for the tasks it runs inline: each nested wait on
 // this stack is one more level.
 HEIST_NOINLINE void help_loop(thread_context& c, arena& a, wait_context& w, bool own,
                               task* popped) {

@@ -32,13 +32,13 @@ void init_stack_bounds(thread_context& c) noexcept {
     // quarter of the stack (at least 256 KiB) for the task bodies themselves.
     const std::size_t headroom = std::max<std::size_t>(std::size_t{256} << 10, size / 4);
     const auto bottom = reinterpret_cast<std::uintptr_t>(addr);
-    c.m_stack_limit = bottom + std::min(headroom, size);
+    const std::uintptr_t limit = bottom + std::min(headroom, size);
     // A loop of awaits in a build whose transfers keep frames (resume.hpp): TSan's call
     // stacks overflow at 65,536 frames, before the stack does, so there it stops 256 KiB
     // below the top (at least 4 bytes a frame; a frame holds a return address).
     const std::uintptr_t top = bottom + size;
     const std::uintptr_t tsan_mark = top - std::min<std::size_t>(std::size_t{256} << 10, size);
-    c.m_await_stack_mark = HEIST_TSAN ? std::max(c.m_stack_limit, tsan_mark) : c.m_stack_limit;
+    c.set_stack_bounds(limit, HEIST_TSAN ? std::max(limit, tsan_mark) : limit);
   }
   pthread_attr_destroy(&attr);
 }
@@ -59,9 +59,8 @@ void* stack_extension_main(void* p) {
   {
     thread_record c;
     static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
-    c.m_worker_of = call.caller->m_worker_of;
+    c.take_identity_of(*call.caller);
     record_of(c).m_worker_index = record_of(*call.caller).m_worker_index;
-    c.m_home = call.caller->m_home;
     init_stack_bounds(c);
     t_context = &c;
     try {

@@ -12,7 +12,7 @@
 
 namespace heist::detail {
 
-// Records where the calling thread's stack ends (thread_context::m_stack_limit).
+// Records where the calling thread's stack ends (thread_context::stack_limit()).
 void init_stack_bounds(thread_context& c) noexcept;
 
 // Runs fn(arg) on a stack-extension thread while the caller blocks. Returns false if no

@@ -153,7 +153,7 @@ std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t leve
   std::uint32_t at_bottom = 0;
   std::function<void(std::uint32_t)> rec = [&](std::uint32_t depth) {
     if (depth == levels) {
-      at_bottom = heist::detail::t_context->m_help_depth;
+      at_bottom = heist::detail::t_context->help_depth();
       return;
     }
     heist::task_group g;
@@ -169,11 +169,11 @@ std::uint32_t nesting_counted_by_a_chain(heist::executor& ex, std::uint32_t leve
   std::latch done(1);
   ex.post([&] {
     heist::detail::thread_context& c = *heist::detail::t_context;
-    const std::uintptr_t limit = c.m_stack_limit;
-    if (unknown_stack_bounds) c.m_stack_limit = 0;
-    at_start = c.m_help_depth;
+    const std::uintptr_t limit = c.stack_limit();
+    if (unknown_stack_bounds) c.set_stack_bounds(0, c.await_stack_mark());
+    at_start = c.help_depth();
     rec(0);
-    c.m_stack_limit = limit;
+    c.set_stack_bounds(limit, c.await_stack_mark());
     done.count_down();
   });
   done.wait();

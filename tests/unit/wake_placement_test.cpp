@@ -168,7 +168,7 @@ TEST(WakePlacement, OnlyTheExecutorsOwnThreadsStepOff) {
   REQUIRE_TWO_CPUS(guard.saved());
   // A user's thread (here the test's own thread) keeps its CPU even if a waker recorded it.
   heist::detail::thread_context& mine = heist::detail::current_context();
-  ASSERT_EQ(mine.m_worker_of, nullptr);
+  ASSERT_EQ(mine.worker_of(), nullptr);
   heist::detail::sleeper_of(mine).m_waker_cpu = heist::detail::current_cpu();
   EXPECT_EQ(heist::detail::step_off_waker_cpu(mine), -1);
   heist::detail::sleeper_of(mine).m_waker_cpu = -1;

@@ -134,7 +134,7 @@ struct resume_in_group_job {
 // task_awaiter) or the awaiter a task's end continues (final_awaiter). Returns `h`, for a
 // symmetric transfer. Where a transfer may keep a stack frame (HEIST_AWAIT_STACK_GUARD,
 // config.hpp) and this thread's stack is below its mark for that
-// (thread_context::m_await_stack_mark: the helping waits' headroom mark; nearer the top under
+// (thread_context::await_stack_mark(): the helping waits' headroom mark; nearer the top under
 // TSan), `h` is queued instead, as a task of this thread's arena that resumes it in the
 // running group (the one the transfer would have kept: the awaiter's, which the awaited task
 // runs in), and noop is returned: every transfer on the stack returns to the scheduler, which
@@ -144,7 +144,7 @@ struct resume_in_group_job {
 inline std::coroutine_handle<> transfer_or_queue(std::coroutine_handle<> h) noexcept {
 #if HEIST_AWAIT_STACK_GUARD
   thread_context* const c = t_context;
-  if (c != nullptr && c->current_arena() != nullptr && stack_address() < c->m_await_stack_mark) {
+  if (c != nullptr && c->current_arena() != nullptr && stack_address() < c->await_stack_mark()) {
     try {
       spawn_from<resume_in_group_job>(*c, *c->current_arena(), nullptr, h, c->running_group());
       HEIST_PERTURB_POINT(awaiter_queued);
@@ -170,7 +170,7 @@ inline void resume_here(std::coroutine_handle<> h) noexcept {
 inline void resume_in(arena& a, std::coroutine_handle<> h) noexcept {
   try {
     thread_context* const c = t_context;
-    if (c != nullptr && c->m_at_task_end && c->m_bypass == nullptr) {
+    if (c != nullptr && c->at_task_end() && !c->bypass_taken()) {
       // The completing task's last act: the coroutine may continue next on this thread.
       task* const t = build_task<resume_job>(*c, nullptr, h);
       if (try_bypass(a, t)) return;

@@ -45,7 +45,7 @@ struct task_filter {
 // The counters a thread's statistics go to (slot_counters: flow by location, statistics by
 // thread): a worker's or spare's own slot, else the slot it occupies; null: the executor's.
 inline slot* stats_slot(const thread_context& c) noexcept {
-  return c.m_home != nullptr ? c.m_home : c.current_slot();
+  return c.home() != nullptr ? c.home() : c.current_slot();
 }
 
 // The counter that counts a task finishing on slot `s` of thread `c`, whose body ran if `ran`
@@ -55,7 +55,7 @@ inline slot* stats_slot(const thread_context& c) noexcept {
 // its statistics at home now and its flow at `s`.
 HEIST_ALWAYS_INLINE owner_counter& finish_counter(const thread_context& c, slot& s,
                                                   bool ran) noexcept {
-  slot* const home = c.m_home;
+  slot* const home = c.home();
   if (HEIST_LIKELY(ran && (home == nullptr || home == &s))) {
     return s.m_counters.finished_executed;
   }
@@ -140,19 +140,12 @@ inline void run_task(thread_context& c, task* t, bool stolen) noexcept {
   run_task_of(c, t, group_of(t), owner_counted(t), stolen, nullptr, frame_task(t));
 }
 
-// The continuation the running task handed over as its last act (spawn.hpp, try_bypass), or
-// null; taken.
-HEIST_ALWAYS_INLINE task* take_bypass(thread_context& c) noexcept {
-  task* const t = c.m_bypass;
-  if (HEIST_UNLIKELY(t != nullptr)) c.m_bypass = nullptr;
-  return t;
-}
-
-// Runs `t`, then the continuation it handed over, if any, and so on.
+// Runs `t`, then the continuation it handed over as its last act (spawn.hpp, try_bypass), if
+// any, and so on.
 inline void execute_task(thread_context& c, task* t, bool stolen) noexcept {
   for (;;) {
     run_task(c, t, stolen);
-    t = take_bypass(c);
+    t = c.take_bypass();
     if (HEIST_LIKELY(t == nullptr)) return;
     stolen = false;
   }
@@ -204,7 +197,7 @@ HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own
     return own_child_run::not_run;
   }
   run_task_of<true>(c, t, &w, true, false, &own);
-  assert(c.m_bypass == nullptr && "a group's task handed over a continuation");
+  assert(!c.bypass_taken() && "a group's task handed over a continuation");
   return w.finish_own_child_then_done(&c) ? own_child_run::group_done : own_child_run::group_open;
 }
 

@@ -204,16 +204,16 @@ HEIST_API void spawn_built(arena& a, task* t);
 // completion queues into this thread's own arena is then handed to execute_task, which runs
 // it as soon as the running task returns, instead of being pushed: no deque operation, no
 // wake-up, and no idle thread stealing the next link of a then() chain. One task at most
-// (m_bypass); it must be as eligible to run here as the running task (same isolation), and a
-// task is never left in m_bypass while anything else could wait for it (only code that
+// (thread_context::hand_over); it must be as eligible to run here as the running task (same
+// isolation), and a task is never left there while anything else could wait for it (only code that
 // returns to execute_task at once runs inside the scope).
 class task_end_scope {
  public:
   task_end_scope() noexcept : m_context(t_context) {
-    if (m_context != nullptr) m_context->m_at_task_end = true;
+    if (m_context != nullptr) m_context->set_at_task_end(true);
   }
   ~task_end_scope() {
-    if (m_context != nullptr) m_context->m_at_task_end = false;
+    if (m_context != nullptr) m_context->set_at_task_end(false);
   }
   task_end_scope(const task_end_scope&) = delete;
   task_end_scope& operator=(const task_end_scope&) = delete;
@@ -226,7 +226,7 @@ class task_end_scope {
 // the running task is in its last act (task_end_scope).
 HEIST_ALWAYS_INLINE bool try_bypass(arena& a, task* t) noexcept {
   thread_context* const c = t_context;
-  if (c == nullptr || !c->m_at_task_end || c->m_bypass != nullptr || c->current_slot() == nullptr ||
+  if (c == nullptr || !c->at_task_end() || c->bypass_taken() || c->current_slot() == nullptr ||
       c->current_arena() != &a) {
     return false;
   }
@@ -234,7 +234,7 @@ HEIST_ALWAYS_INLINE bool try_bypass(arena& a, task* t) noexcept {
   if (t->m_isolation.load(std::memory_order_relaxed) != c->isolation()) return false;
   c->current_slot()->m_counters.created.bump();  // counted like a spawn; execute_task counts it out
   if (analysing()) analysis_spawned(*c, a.exec(), t);
-  c->m_bypass = t;
+  c->hand_over(t);
   return true;
 }
 
@@ -251,7 +251,7 @@ inline wait_context* current_group() noexcept {
 // extension. "Room" is the wait's inline step's test (stack_headroom.hpp,
 // inline_stack_is_low): where the stack's bounds are known the address alone decides and no
 // nesting is counted (a parallel_invoke per fork pays no increment and decrement of
-// m_help_depth); under TSan the call counts one level, as there; with the bounds unknown
+// the help depth); under TSan the call counts one level, as there; with the bounds unknown
 // every call goes out of line, where call_with_stack_headroom counts it.
 template <class F>
 HEIST_ALWAYS_INLINE void call_inline_with_stack_headroom(thread_context& c, F& f) {

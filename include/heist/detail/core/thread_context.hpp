@@ -89,35 +89,115 @@ class scheduling_state {
   std::uint32_t m_task_depth = 0;
 };
 
-struct HEIST_API thread_context : scheduling_state {
+// Which executor the thread works for and where its statistics go. Set by the executor's
+// thread loops (worker_loop.cpp: work_for, set_home; park.cpp: retire); a stack-extension
+// stand-in takes its caller's (take_identity_of), because it continues the caller's work.
+class worker_identity {
+ public:
+  // Set on the executor's own threads (workers, spares); null elsewhere.
+  executor_impl* worker_of() const noexcept { return m_worker_of; }
+  // Where this thread's load-monitor statistics go: a worker's own slot, a stand-in's spare
+  // slot; null for other threads (then the slot it occupies, or the executor's counters for
+  // threads that hold none).
+  slot* home() const noexcept { return m_home; }
+  // The worker's park timed out and its thread is ending.
+  bool retired() const noexcept { return m_retired; }
+
+  void work_for(executor_impl* e, slot* home) noexcept {
+    m_worker_of = e;
+    m_home = home;
+  }
+  void set_home(slot* home) noexcept { m_home = home; }
+  void retire() noexcept { m_retired = true; }
+  void take_identity_of(const worker_identity& caller) noexcept {
+    m_worker_of = caller.m_worker_of;
+    m_home = caller.m_home;
+  }
+
+ private:
+  executor_impl* m_worker_of = nullptr;
+  slot* m_home = nullptr;
+  bool m_retired = false;
+};
+
+// How deep and how low on its stack the thread runs work inline: the helping waits' nesting
+// (wait/stack_headroom.hpp: depth_guard) and the stack's bounds (src/wait/stack_extension.cpp:
+// set_stack_bounds, when the thread first runs heist work).
+class stack_bounds {
+ public:
+  // Helping waits (and inline group calls) on this stack.
+  std::uint32_t help_depth() const noexcept { return m_help_depth; }
+  // Helping waits run tasks inline only above this address (0: stack bounds unknown).
+  std::uintptr_t stack_limit() const noexcept { return m_stack_limit; }
+  // Where transfers keep stack frames (HEIST_AWAIT_STACK_GUARD), an await's transfer below
+  // this address is queued as a task (resume.hpp, transfer_or_queue): the stack limit, or
+  // under ThreadSanitizer, whose call stacks hold at most 65,536 frames, 256 KiB below the
+  // stack's top (0: bounds unknown).
+  std::uintptr_t await_stack_mark() const noexcept { return m_await_stack_mark; }
+
+  void enter_help() noexcept { ++m_help_depth; }
+  void leave_help() noexcept { --m_help_depth; }
+  void set_stack_bounds(std::uintptr_t limit, std::uintptr_t await_mark) noexcept {
+    m_stack_limit = limit;
+    m_await_stack_mark = await_mark;
+  }
+
+ private:
+  std::uint32_t m_help_depth = 0;
+  std::uintptr_t m_stack_limit = 0;
+  std::uintptr_t m_await_stack_mark = 0;
+};
+
+// The bypass (spawn.hpp, try_bypass): a continuation queued by the running task's last act
+// (completing the future it waits for), which execute_task runs next on this thread instead
+// of pushing it on the deque. Written by spawn.hpp (the last act's scope, the hand-over) and
+// run_task.hpp (taking it).
+class task_bypass {
+ public:
+  // The running task is in its last act (task_end_scope).
+  bool at_task_end() const noexcept { return m_at_task_end; }
+  void set_at_task_end(bool on) noexcept { m_at_task_end = on; }
+  // Whether a continuation is handed over already (one at most).
+  bool bypass_taken() const noexcept { return m_bypass != nullptr; }
+  void hand_over(task* t) noexcept { m_bypass = t; }
+  // The continuation handed over, or null; taken.
+  task* take_bypass() noexcept {
+    task* const t = m_bypass;
+    if (HEIST_UNLIKELY(t != nullptr)) m_bypass = nullptr;
+    return t;
+  }
+
+ private:
+  task* m_bypass = nullptr;
+  bool m_at_task_end = false;
+};
+
+// Isolation tags this thread hands out without touching the shared counter: [next, end),
+// reserved from the shared counter a block at a time (new_isolation_tag, task_arena.hpp).
+class isolation_tags {
+ public:
+  bool tags_left() const noexcept { return m_isolation_next != m_isolation_end; }
+  std::uintptr_t take_tag() noexcept { return m_isolation_next++; }
+  void refill_tags(std::uintptr_t first, std::uintptr_t count) noexcept {
+    m_isolation_next = first;
+    m_isolation_end = first + count;
+  }
+
+ private:
+  std::uintptr_t m_isolation_next = 0;
+  std::uintptr_t m_isolation_end = 0;
+};
+
+struct HEIST_API thread_context : scheduling_state,
+                                  worker_identity,
+                                  stack_bounds,
+                                  task_bypass,
+                                  isolation_tags {
   thread_context(const thread_context&) = delete;
   thread_context& operator=(const thread_context&) = delete;
 
-  executor_impl* m_worker_of = nullptr;  // set on the executor's own threads (workers, spares)
-  // Where this thread's load-monitor statistics go: a worker's own slot, a stand-in's
-  // spare slot; null for other threads (then the slot it occupies, or the executor's
-  // counters for threads that hold none).
-  slot* m_home = nullptr;
-  bool m_retired = false;          // the worker's park timed out and its thread is ending
-  std::uint32_t m_help_depth = 0;  // helping waits (and inline group calls) on this stack
-  // Helping waits run tasks inline only above this address (0: stack bounds unknown).
-  std::uintptr_t m_stack_limit = 0;
-  std::uint64_t m_rng;  // victim selection for threads without a slot
-  // The bypass (spawn.hpp, try_bypass): a continuation queued by the running task's last act
-  // (completing the future it waits for), which execute_task runs next on this thread
-  // instead of pushing it on the deque; m_at_task_end: the running task is in that last act.
-  task* m_bypass = nullptr;
-  bool m_at_task_end = false;
-  task_pool m_pool;
-  // Isolation tags this thread hands out without touching the shared counter: [next, end),
-  // reserved from g_next_isolation a block at a time (new_isolation_tag, task_arena.hpp).
-  std::uintptr_t m_isolation_next = 0;
-  std::uintptr_t m_isolation_end = 0;
-  // Where transfers keep stack frames (HEIST_AWAIT_STACK_GUARD), an await's transfer below
-  // this address is queued as a task (resume.hpp, transfer_or_queue): m_stack_limit, or
-  // under ThreadSanitizer, whose call stacks hold at most 65,536 frames, 256 KiB below the
-  // stack's top (0: bounds unknown).
-  std::uintptr_t m_await_stack_mark = 0;
+  std::uint64_t m_rng;  // victim selection for threads without a slot (search.cpp)
+  task_pool m_pool;     // where this thread's tasks come from (task_pool.hpp)
 
  protected:
   thread_context() noexcept;  // only as part of a thread_record

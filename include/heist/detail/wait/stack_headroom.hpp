@@ -1,6 +1,6 @@
 // stack_headroom: how a helping wait knows it may run one more task on this stack. Every
-// helping wait (and inline group call) counts one level of nesting in m_help_depth; a task is
-// run inline only while the stack has room (m_stack_limit) and the nesting is under
+// helping wait (and inline group call) counts one level of nesting in its help depth; a task is
+// run inline only while the stack has room (its stack limit) and the nesting is under
 // k_max_help_depth, else it moves to a stack extension (src/wait/stack_extension.cpp). Inline:
 // task_group::wait checks it before running its own child in the caller's frame, with the
 // address check alone where the stack's bounds are known (inline_stack_is_low).
@@ -34,13 +34,13 @@ HEIST_ALWAYS_INLINE std::uintptr_t stack_address() noexcept {
 }
 
 HEIST_ALWAYS_INLINE bool stack_is_low(const thread_context& c) noexcept {
-  // m_stack_limit is 0 when the bounds are unknown: then only the depth limit applies.
-  return c.m_help_depth >= k_max_help_depth || stack_address() < c.m_stack_limit;
+  // The stack limit is 0 when the bounds are unknown: then only the depth limit applies.
+  return c.help_depth() >= k_max_help_depth || stack_address() < c.stack_limit();
 }
 
 // The same for the wait's inline step (run_task.hpp, try_run_own_child), which counts no
 // nesting where the stack's bounds are known: the address check alone bounds it, and a
-// fork-join function then pays no increment and decrement of m_help_depth per join. Under
+// fork-join function then pays no increment and decrement of the help depth per join. Under
 // TSan (a shadow call stack of fixed depth) the step counts like every helping wait
 // (inline_depth_guard). Bounds unknown: every address reads low (the limit's 0 wraps to the
 // top of the unsigned range), so the step is left to the helping wait, which counts.
@@ -48,7 +48,7 @@ HEIST_ALWAYS_INLINE bool inline_stack_is_low(const thread_context& c) noexcept {
   if constexpr (HEIST_TSAN) {
     return stack_is_low(c);
   } else {
-    return stack_address() <= c.m_stack_limit - 1;
+    return stack_address() <= c.stack_limit() - 1;
   }
 }
 
@@ -56,8 +56,8 @@ HEIST_ALWAYS_INLINE bool inline_stack_is_low(const thread_context& c) noexcept {
 // (call_with_stack_headroom) on this stack: one level of nesting each.
 struct depth_guard {
   thread_context& c;
-  explicit depth_guard(thread_context& ctx) noexcept : c(ctx) { ++c.m_help_depth; }
-  ~depth_guard() { --c.m_help_depth; }
+  explicit depth_guard(thread_context& ctx) noexcept : c(ctx) { c.enter_help(); }
+  ~depth_guard() { c.leave_help(); }
   depth_guard(const depth_guard&) = delete;
   depth_guard& operator=(const depth_guard&) = delete;
 };
@@ -67,10 +67,10 @@ struct depth_guard {
 struct inline_depth_guard {
   thread_context& c;
   explicit inline_depth_guard(thread_context& ctx) noexcept : c(ctx) {
-    if constexpr (HEIST_TSAN) ++c.m_help_depth;
+    if constexpr (HEIST_TSAN) c.enter_help();
   }
   ~inline_depth_guard() {
-    if constexpr (HEIST_TSAN) --c.m_help_depth;
+    if constexpr (HEIST_TSAN) c.leave_help();
   }
   inline_depth_guard(const inline_depth_guard&) = delete;
   inline_depth_guard& operator=(const inline_depth_guard&) = delete;
