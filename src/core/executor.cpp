@@ -68,11 +68,10 @@ std::size_t resolve_worker_count(std::size_t requested) {
   return n;
 }
 
-// The executor's slots. First what preparing a slot reads: whether deques may pop without
-// the fence (slot::prepare asks fence_free_retry_pops, which is off until
-// enable_owner_counting() registered the process-wide barrier).
+// The executor's slots (slot::prepare registers the process-wide barrier its deque's
+// fence-free pops need, through fence_free_retry_pops).
 std::unique_ptr<slot[]> make_slots(std::size_t n, std::size_t workers) {
-  enable_owner_counting();  // before any slot is prepared or any worker runs a task
+  enable_owner_counting();  // before any worker runs a task (wait_context.hpp)
   // The topology table is a function-local static: build it here, on the creating thread,
   // not lazily in a worker's first search. A fork() that lands while a worker is inside its
   // initialisation leaves the child with a guard that is never released (every child

@@ -50,7 +50,10 @@ std::uint32_t fence_free_retry_pops(std::size_t workers) noexcept {
   // A quiet spell of 256 fenced pops (a few microseconds of fork-join) before the owner tries
   // fence_free again; the deque doubles it while thieves keep interrupting.
   constexpr std::uint32_t k_retry_pops = 256;
-  // relaxed: set by enable_owner_counting() on this thread, before this executor's slots.
+  // The mode needs the process-wide barrier: register it here, so that no caller depends on
+  // having done so first (once per process; a call_once, cheap after the first).
+  enable_owner_counting();
+  // relaxed: set by the call above, on this thread or (call_once's synchronization) another.
   if (!g_owner_counting.load(std::memory_order_relaxed)) return 0;
   if (workers > k_fence_free_max_workers) return 0;
   const char* env = std::getenv("HEIST_FENCE_FREE_POPS");

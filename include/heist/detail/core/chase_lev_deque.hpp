@@ -70,7 +70,7 @@ namespace heist::detail {
 // it) for the deques of an executor with `workers` workers, or 0 to keep its pops fenced: where the
 // barrier is available, the executor small enough that a barrier interrupting every CPU of the
 // process now and then is cheap (k_fence_free_max_workers), and HEIST_FENCE_FREE_POPS is not "0".
-// Valid once enable_owner_counting() ran (src/wait/owner_counting.cpp defines it).
+// Registers the barrier first if nobody has (src/wait/owner_counting.cpp defines it).
 inline constexpr std::size_t k_fence_free_max_workers = 8;
 inline constexpr std::uint32_t k_fence_free_max_retry_factor = 1024;
 HEIST_API std::uint32_t fence_free_retry_pops(std::size_t workers) noexcept;
