@@ -52,11 +52,6 @@ inline constexpr std::uint32_t k_inject_check_interval = 64;
 // the oldest and keeps the others in its deque, where the other workers can steal them
 // (search_once; Go's scheduler takes from its global queue the same way).
 inline constexpr std::size_t k_inject_batch = 32;
-// Timed parks of a roamer while polled completions are pending (poller.hpp).
-inline constexpr std::int64_t k_min_poll_park_ns = 20'000;
-inline constexpr std::int64_t k_max_poll_park_ns = 1'000'000;
-// A busy worker polls at a task boundary at most this often.
-inline constexpr std::int64_t k_busy_poll_interval_ns = 20'000;
 inline constexpr std::int64_t k_restricted_park_ns = 1'000'000;
 
 inline std::uint64_t next_random(std::uint64_t& state) noexcept {

@@ -248,7 +248,7 @@ bool visits_arenas(const thread_context& c, arena& a, wait_context* w) noexcept 
 // The idle kind a registered searcher of `a` counts as (idle_state.hpp).
 idle_kind kind_of(const thread_context& c, arena& a, wait_context* w) noexcept {
   if (!visits_arenas(c, a, w)) return idle_kind::helper;
-  return record_of(c).m_spare ? idle_kind::stand_in : idle_kind::roamer;
+  return record_of(c).worker().stand_in() ? idle_kind::stand_in : idle_kind::roamer;
 }
 
 // L1-L2 of the protocol (idle_state.hpp): the caller stops searching `a`. If it was the last
@@ -298,7 +298,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
   // The first look: one round before counting as a searcher (see the file comment). Not
   // for a thread a waker or a restart already counted, nor where high-priority task arenas
   // come first (the loop serves them before this arena's work).
-  if (registered && !record_of(c).m_search_counted &&
+  if (registered && !record_of(c).search().counted_by_waker() &&
       !(visitor && HEIST_UNLIKELY(exec.registry().wants_above(arena::k_normal)))) {
     bool contention = false;
     if (found_task found = search_once(c, a, f, contention); found.t != nullptr) {
@@ -308,7 +308,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     HEIST_PERTURB_POINT(search_registering);
   }
   // A restarted worker's wake-up counted it already (worker_threads.cpp, R3).
-  if (registered && !std::exchange(record_of(c).m_search_counted, false)) idle.begin_search(kind);
+  if (registered && !record_of(c).search().take_counted_by_waker()) idle.begin_search(kind);
   // Every exit below stops searching: a registered searcher goes through leave_search.
   auto leave = [&] {
     if (registered) leave_search(a, kind);
@@ -338,7 +338,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
       // is non-blocking; the poller try-locks). A completion publishes its continuations as
       // tasks, which this round or the next finds.
       if (exec.poll_once()) {
-        record_of(c).m_poll_park_ns = k_min_poll_park_ns;
+        record_of(c).search().poll_found_completions();
         // A completion run here may have spawned its continuation into this thread's own
         // deque, which search_once does not look at (and S3 does not either): take it.
         if (self != nullptr) {
@@ -366,7 +366,7 @@ found_task search(thread_context& c, arena& a, wait_context* w, const task_filte
     if (budget.wait_for_next_round(a, contention)) continue;
     // A surplus stand-in retires instead of parking (its worker is back, and nothing is left
     // to do): spare_main hands its slot back.
-    if (w == nullptr && record_of(c).m_spare && exec.standins().should_retire()) {
+    if (w == nullptr && record_of(c).worker().stand_in() && exec.standins().should_retire()) {
       leave();
       return {};
     }

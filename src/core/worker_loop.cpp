@@ -24,8 +24,7 @@ void poll_between_tasks(thread_context& c) noexcept {
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::steady_clock::now().time_since_epoch())
                                .count();
-  if (now - record_of(c).m_last_poll_ns < k_busy_poll_interval_ns) return;
-  record_of(c).m_last_poll_ns = now;
+  if (!record_of(c).search().busy_poll_due(now)) return;
   c.exec()->poll_once();
 }
 
@@ -50,7 +49,7 @@ void run_tasks(thread_context& c, arena& a, StopAfterTask&& stop_after_task) {
     }
     execute_task(c, found.t, found.stolen);
     // Polled completions progress while every worker computes (poller.hpp): at a task
-    // boundary, at most every k_busy_poll_interval_ns.
+    // boundary, at most every search_state::k_busy_poll_interval_ns (thread_record.hpp).
     if (HEIST_UNLIKELY(c.exec()->poll_pending())) poll_between_tasks(c);
     // A task boundary: a task arena of higher priority than the default arena's (normal)
     // that waits for a thread is served first (priority.cpp).
@@ -67,7 +66,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   arena& a = exec.default_arena();
   c.occupy(&exec, &a, &a.slot_at(index));
   c.work_for(&exec, c.current_slot());
-  record_of(c).m_worker_index = index;
+  record_of(c).worker().assign(index, false);
   init_stack_bounds(c);
   t_context = &c;
   exec.worker_started(index);
@@ -75,7 +74,7 @@ void worker_main(executor_impl& exec, std::size_t index, bool restarted) {
   if (restarted) {
     // Started by a wake-up that counted this thread as a searcher (worker_threads.cpp, R3):
     // search before anything else, without counting itself again.
-    record_of(c).m_search_counted = true;
+    record_of(c).search().mark_counted_by_waker();
     const found_task found = search(c, a, nullptr, task_filter{});
     if (found.t != nullptr) {
       execute_task(c, found.t, found.stolen);
@@ -97,8 +96,7 @@ void spare_main(executor_impl& exec) {
     thread_record c;
     init_stack_bounds(c);
     c.work_for(&exec, nullptr);
-    record_of(c).m_worker_index = exec.num_workers();
-    record_of(c).m_spare = true;
+    record_of(c).worker().assign(exec.num_workers(), true);
     t_context = &c;
     arena& a = exec.default_arena();
     const std::string name = exec.options().name.substr(0, 9) + "-spare";

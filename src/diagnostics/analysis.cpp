@@ -186,7 +186,7 @@ session* session_of(analysis_state& st, const analysis_frame& f) noexcept {
 void analysis_spawned(thread_context& c, const executor_impl& exec, const task* t) noexcept {
   const std::uint64_t now = now_ns();
   analysis_state& st = state();
-  analysis_frame& f = record_of(c).m_analysis;
+  analysis_frame& f = record_of(c).analysis();
   std::uint64_t clock_cost = 0;
   bool ours = false;
   {
@@ -215,10 +215,10 @@ void analysis_spawned(thread_context& c, const executor_impl& exec, const task* 
 
 void analysis_completed(const void* key) noexcept {
   thread_context* const c = t_context;
-  if (c == nullptr || !record_of(*c).m_analysis.active) return;
+  if (c == nullptr || !record_of(*c).analysis().active) return;
   const std::uint64_t now = now_ns();
   analysis_state& st = state();
-  analysis_frame& f = record_of(*c).m_analysis;
+  analysis_frame& f = record_of(*c).analysis();
   bool restart = false;
   {
     std::lock_guard<std::mutex> hold(st.lock);
@@ -262,17 +262,17 @@ void analysis_forwarded(const void* from, const void* to) noexcept {
 analysis_frame analysis_task_begin(thread_context& c, const task* t,
                                    const wait_context* group) noexcept {
   const std::uint64_t now = now_ns();
-  analysis_frame before = record_of(c).m_analysis;
+  analysis_frame before = record_of(c).analysis();
   analysis_state& st = state();
   {
     std::lock_guard<std::mutex> hold(st.lock);
     session* const s = st.by_exec(c.exec());
     if (session* const outer = session_of(st, before)) {
       close_strand(*outer, before, now);
-      before.running = record_of(c).m_analysis.running;  // resumed by analysis_task_end
+      before.running = record_of(c).analysis().running;  // resumed by analysis_task_end
     }
     if (s == nullptr) {
-      record_of(c).m_analysis = analysis_frame{};
+      record_of(c).analysis() = analysis_frame{};
       return before;
     }
     path p;
@@ -281,11 +281,11 @@ analysis_frame analysis_task_begin(thread_context& c, const task* t,
       if (it->second.session == s->id) p = it->second.p;
       st.spawned.erase(it);
     }
-    record_of(c).m_analysis =
+    record_of(c).analysis() =
         analysis_frame{p.span, p.burdened, 0, true, true, group == nullptr, s->id};
     if (group == nullptr) ++s->loose_running;
   }
-  record_of(c).m_analysis.start = now_ns();
+  record_of(c).analysis().start = now_ns();
   return before;
 }
 
@@ -295,7 +295,7 @@ void analysis_task_end(thread_context& c, const wait_context* group,
   analysis_state& st = state();
   {
     std::lock_guard<std::mutex> hold(st.lock);
-    analysis_frame& f = record_of(c).m_analysis;
+    analysis_frame& f = record_of(c).analysis();
     if (session* const s = session_of(st, f)) {
       close_strand(*s, f, now);
       const path end{f.span, f.burdened};
@@ -312,8 +312,8 @@ void analysis_task_end(thread_context& c, const wait_context* group,
       if (f.unjoined && s->loose_running > 0) --s->loose_running;
     }
   }
-  record_of(c).m_analysis = before;
-  if (before.active && before.running) record_of(c).m_analysis.start = now_ns();
+  record_of(c).analysis() = before;
+  if (before.active && before.running) record_of(c).analysis().start = now_ns();
 }
 
 void analysis_joined(const void* key) noexcept {
@@ -323,12 +323,12 @@ void analysis_joined(const void* key) noexcept {
   {
     std::lock_guard<std::mutex> hold(st.lock);
     const auto it = st.joined.find(key);
-    session* const s = c != nullptr ? session_of(st, record_of(*c).m_analysis) : nullptr;
+    session* const s = c != nullptr ? session_of(st, record_of(*c).analysis()) : nullptr;
     if (s == nullptr) {
       if (it != st.joined.end()) st.joined.erase(it);
       return;
     }
-    analysis_frame& f = record_of(*c).m_analysis;
+    analysis_frame& f = record_of(*c).analysis();
     close_strand(*s, f, now);
     if (it != st.joined.end()) {
       if (it->second.session == s->id) {
@@ -338,34 +338,34 @@ void analysis_joined(const void* key) noexcept {
       st.joined.erase(it);
     }
   }
-  record_of(*c).m_analysis.running = true;
-  record_of(*c).m_analysis.start = now_ns();
+  record_of(*c).analysis().running = true;
+  record_of(*c).analysis().start = now_ns();
 }
 
 bool analysis_pause() noexcept {
   thread_context* const c = t_context;
-  if (c == nullptr || !record_of(*c).m_analysis.active || !record_of(*c).m_analysis.running)
+  if (c == nullptr || !record_of(*c).analysis().active || !record_of(*c).analysis().running)
     return false;
   const std::uint64_t now = now_ns();
   analysis_state& st = state();
   std::lock_guard<std::mutex> hold(st.lock);
-  session* const s = session_of(st, record_of(*c).m_analysis);
+  session* const s = session_of(st, record_of(*c).analysis());
   if (s == nullptr) return false;
-  close_strand(*s, record_of(*c).m_analysis, now);
+  close_strand(*s, record_of(*c).analysis(), now);
   return true;
 }
 
 void analysis_resume() noexcept {
   thread_context* const c = t_context;
-  if (c == nullptr || !record_of(*c).m_analysis.active) return;
-  record_of(*c).m_analysis.running = true;
-  record_of(*c).m_analysis.start = now_ns();
+  if (c == nullptr || !record_of(*c).analysis().active) return;
+  record_of(*c).analysis().running = true;
+  record_of(*c).analysis().start = now_ns();
 }
 
 analysis_session::analysis_session(executor_impl& exec) {
   analysis_state& st = state();
   const auto refuse_if_running = [&] {
-    if (t_context != nullptr && record_of(*t_context).m_analysis.active) {
+    if (t_context != nullptr && record_of(*t_context).analysis().active) {
       throw std::logic_error("heist::analyze: called inside an analysis (analyze inside analyze)");
     }
     if (st.by_exec(&exec) != nullptr) {
@@ -390,7 +390,7 @@ analysis_session::analysis_session(executor_impl& exec) {
   m_id = s.id;
   // relaxed: the hooks read the sessions under the lock.
   g_analyses_running.fetch_add(1, std::memory_order_relaxed);
-  record_of(c).m_analysis = analysis_frame{0, 0, now_ns(), true, true, false, s.id};
+  record_of(c).analysis() = analysis_frame{0, 0, now_ns(), true, true, false, s.id};
 }
 
 analysis_session::~analysis_session() {
@@ -406,9 +406,9 @@ scalability_report analysis_session::finish() {
   scalability_report r;
   session* const s = st.by_id(m_id);
   if (s == nullptr) return r;
-  if (record_of(c).m_analysis.active && record_of(c).m_analysis.session == m_id)
-    close_strand(*s, record_of(c).m_analysis, now);
-  path total{record_of(c).m_analysis.span, record_of(c).m_analysis.burdened};
+  if (record_of(c).analysis().active && record_of(c).analysis().session == m_id)
+    close_strand(*s, record_of(c).analysis(), now);
+  path total{record_of(c).analysis().span, record_of(c).analysis().burdened};
   total.extend(s->loose);
   std::uint64_t unstarted = 0;
   for (auto it = st.spawned.begin(); it != st.spawned.end();) {
@@ -428,7 +428,7 @@ scalability_report analysis_session::finish() {
   r.strands = s->strands;
   r.not_joined = unstarted + s->loose_running;
   r.steal_cost = std::chrono::nanoseconds(s->steal_cost);
-  record_of(c).m_analysis = analysis_frame{};
+  record_of(c).analysis() = analysis_frame{};
   st.sessions.erase(st.sessions.begin() + (s - st.sessions.data()));
   // relaxed: as the fetch_add (a hook that still reads 1 finds no session under the lock).
   g_analyses_running.fetch_sub(1, std::memory_order_relaxed);

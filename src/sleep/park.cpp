@@ -55,16 +55,17 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
     }
   }
   // R1: on_worker_stop first, so that a restart's on_worker_start cannot overlap it.
-  exec.worker_stopping(record_of(c).m_worker_index);
+  exec.worker_stopping(record_of(c).worker().index());
   HEIST_PERTURB_POINT(worker_retiring);
   // R2
-  if (idle.retire(sleeper_of(c), exec.threads().retired_placeholder(record_of(c).m_worker_index))) {
+  if (idle.retire(sleeper_of(c),
+                  exec.threads().retired_placeholder(record_of(c).worker().index()))) {
     c.retire();
     return false;
   }
   // A waker unlisted us between the timeout and R2: take its signal and go on working.
   parker_of(c).wait_for(parker::k_work);
-  exec.worker_started(record_of(c).m_worker_index);
+  exec.worker_started(record_of(c).worker().index());
   return true;
 }
 
@@ -72,7 +73,7 @@ bool park_or_retire(thread_context& c, executor_impl& exec, idle_state& idle) {
 // in its executor's default arena, when the executor has an idle_timeout.
 bool may_retire(const thread_context& c, arena& a, wait_context* w) noexcept {
   executor_impl& exec = a.exec();
-  return w == nullptr && !record_of(c).m_spare && c.worker_of() == &exec &&
+  return w == nullptr && !record_of(c).worker().stand_in() && c.worker_of() == &exec &&
          &exec.default_arena() == &a && exec.threads().idle_timeout_ns() > 0 &&
          !exec.poll_pending();
 }
@@ -95,7 +96,8 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
   idle.prepare_sleep(sleeper_of(c), kind_of(c, a, w));  // S1, S2
   if (work_visible(c, a) || search_over(exec, w) ||     // S3
       (visits_arenas(c, a, w) && exec.registry().needs_thread()) ||
-      (w == nullptr && record_of(c).m_spare && exec.standins().surplus())) {  // go back and retire
+      (w == nullptr && record_of(c).worker().stand_in() &&
+       exec.standins().surplus())) {  // go back and retire
     if (!idle.cancel_sleep(sleeper_of(c))) parker_of(c).wait_for(parker::k_work);
     return again_unless(w != nullptr && !w->disarm(parker_of(c)));
   }
@@ -105,12 +107,12 @@ park_outcome park_registered(thread_context& c, arena& a, wait_context* w) {
     // Polled completions are pending (poller.hpp): park with a timeout and poll again; a
     // waiter also wakes for its group. A timeout withdraws from the list (S1 undone) like a
     // re-check that found work.
-    const std::uint32_t why = parker_of(c).wait_for(
-        parker::k_work | (w != nullptr ? parker::k_group : 0), record_of(c).m_poll_park_ns);
+    const std::uint32_t why =
+        parker_of(c).wait_for(parker::k_work | (w != nullptr ? parker::k_group : 0),
+                              record_of(c).search().poll_park_ns());
     if (why == 0) {
       if (!idle.cancel_sleep(sleeper_of(c))) parker_of(c).wait_for(parker::k_work);
-      record_of(c).m_poll_park_ns =
-          std::min<std::int64_t>(2 * record_of(c).m_poll_park_ns, k_max_poll_park_ns);
+      record_of(c).search().poll_park_timed_out();
     } else if ((why & parker::k_group) != 0) {
       HEIST_PERTURB_POINT(group_waiter_woken);
       if ((why & parker::k_work) == 0 && !idle.cancel_sleep(sleeper_of(c))) {

@@ -60,7 +60,7 @@ void* stack_extension_main(void* p) {
     thread_record c;
     static_cast<scheduling_state&>(c) = static_cast<const scheduling_state&>(*call.caller);
     c.take_identity_of(*call.caller);
-    record_of(c).m_worker_index = record_of(*call.caller).m_worker_index;
+    record_of(c).worker() = record_of(*call.caller).worker();
     init_stack_bounds(c);
     t_context = &c;
     try {

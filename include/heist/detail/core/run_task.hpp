@@ -202,7 +202,8 @@ HEIST_ALWAYS_INLINE own_child_run try_run_own_child(thread_context& c, slot& own
 }
 
 // Polled completions (poller.hpp) at a task boundary of a busy thread, at most every
-// k_busy_poll_interval_ns (worker_loop.cpp). Callers check exec.poll_pending() first.
+// search_state::k_busy_poll_interval_ns (thread_record.hpp). Callers check exec.poll_pending()
+// first.
 HEIST_NOINLINE HEIST_API void poll_between_tasks(thread_context& c) noexcept;
 
 // --- the wait (task_group::wait) ---------------------------------------------------------
