@@ -2,8 +2,8 @@
 // task (symmetric transfer: chains of awaits use no stack), on a heist future, on
 // schedule(ex) and on task_group::join(); start() and sync_wait(). A suspended coroutine holds
 // no thread: it is resumed as a task, on the executor that completed what it waited for
-// (docs/design/async.md, "Coroutines"). Its frame comes from per-thread small-object memory
-// (small_object_pool.hpp), not from the global operator new, when it is at most 1 KiB.
+// (docs/design/async.md, "Coroutines"). On a heist thread its frame comes from the thread's
+// frame region, handed out like a stack (frame_region.hpp), when it is at most 1 KiB.
 //
 // A task ends in one of three ways (final_awaiter): awaited, it continues its awaiter; a
 // task_group member, it counts itself out of the group; started (start()), it moves its result
@@ -32,6 +32,7 @@
 #include "heist/detail/compose/resume.hpp"
 #include "heist/detail/config.hpp"
 #include "heist/detail/core/arena_record.hpp"
+#include "heist/detail/core/frame_region.hpp"
 #include "heist/detail/core/spawn.hpp"
 #include "heist/detail/core/thread_record.hpp"
 #include "heist/executor.hpp"
@@ -110,8 +111,8 @@ class alignas(16) task_promise_base : public heist_promise_tag {
   final_awaiter final_suspend() noexcept { return {}; }
   void unhandled_exception() noexcept { m_error = std::current_exception(); }
 
-  static void* operator new(std::size_t n) { return allocate_small(n); }
-  static void operator delete(void* p, std::size_t n) noexcept { deallocate_small(p, n); }
+  static void* operator new(std::size_t n) { return allocate_frame(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { deallocate_frame(p, n); }
 
   // A member of `g` (task_group::run); `owner_counted`: its run() was counted by the owner.
   void make_member_of(wait_context* g, bool owner_counted) noexcept {

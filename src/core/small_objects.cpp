@@ -37,16 +37,18 @@ void depot_push(frame_depot& d, std::size_t c, void* f) noexcept {
 
 }  // namespace
 
-small_object_pool::free_block* small_object_pool::refill(std::size_t c) {
-  {
-    frame_depot& d = depot();
-    std::lock_guard<std::mutex> guard(d.lock);
-    for (std::uint32_t i = 0; i < k_cache_limit / 2; ++i) {
-      void* f = depot_pop(d, c);
-      if (f == nullptr) break;
-      deallocate(f, c);
-    }
+void small_object_pool::take_from_depot(std::size_t c) noexcept {
+  frame_depot& d = depot();
+  std::lock_guard<std::mutex> guard(d.lock);
+  for (std::uint32_t i = 0; i < k_cache_limit / 2; ++i) {
+    void* f = depot_pop(d, c);
+    if (f == nullptr) break;
+    deallocate(f, c);
   }
+}
+
+small_object_pool::free_block* small_object_pool::refill(std::size_t c) {
+  take_from_depot(c);
   if (m_lists[c] != nullptr) return m_lists[c];
   const std::size_t size = (c + 1) * k_granule;
   auto* slab = static_cast<std::byte*>(std::malloc(size * k_slab_blocks));
@@ -54,6 +56,11 @@ small_object_pool::free_block* small_object_pool::refill(std::size_t c) {
   for (std::size_t i = 0; i < k_slab_blocks; ++i)
     deallocate(slab + i * size, c);
   return m_lists[c];
+}
+
+void* small_object_pool::try_take(std::size_t c) noexcept {
+  if (m_lists[c] == nullptr) take_from_depot(c);
+  return take_cached(c);
 }
 
 void small_object_pool::spill(std::size_t c) noexcept {

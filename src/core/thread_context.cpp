@@ -1,5 +1,6 @@
 // thread_context: what heist knows about each OS thread (thread_context.hpp). Workers
 // build theirs on their own stack (worker_loop.cpp); any other thread gets one lazily.
+#include "heist/detail/core/frame_region.hpp"
 #include "heist/detail/core/thread_record.hpp"
 
 #include <pthread.h>
@@ -27,6 +28,10 @@ struct external_context_holder {
 // --- thread contexts ---------------------------------------------------------------------
 thread_context::thread_context() noexcept {
   m_rng = reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ULL + 1;
+}
+
+thread_record::~thread_record() {
+  give_back_frame_region();
 }
 
 namespace {

@@ -1,6 +1,7 @@
-// small_object_pool: where coroutine frames and futures' shared states come from (coroutine
-// frames from heist's per-thread memory, not the global operator new, when they fit; a then()
-// link costs a state and a task, and malloc's aligned path was most of a link's time).
+// small_object_pool: where futures' shared states come from, and coroutine frames that did not
+// die in the order their thread's frame region hands them out (frame_region.hpp): heist's
+// per-thread memory, not the global operator new (a then() link costs a state and a task, and
+// malloc's aligned path was most of a link's time).
 //
 // Each thread_context owns one: per size class (16-byte steps up to 1 KiB), a LIFO free list
 // of blocks, so that allocating or freeing one is a few plain instructions on the thread's
@@ -45,6 +46,17 @@ class HEIST_API small_object_pool {
     --m_counts[c];
     return f;
   }
+  // A block of class c < k_classes from this pool's list, or null (no refill).
+  HEIST_ALWAYS_INLINE void* take_cached(std::size_t c) noexcept {
+    free_block* const f = m_lists[c];
+    if (f == nullptr) return nullptr;
+    m_lists[c] = f->next;
+    --m_counts[c];
+    return f;
+  }
+  // A block of class c < k_classes from this pool's list, else from the depot; null if neither
+  // has one (no new slab: the caller has memory of its own to take, frame_region.hpp).
+  void* try_take(std::size_t c) noexcept;
   HEIST_ALWAYS_INLINE void deallocate(void* p, std::size_t c) noexcept {
     auto* f = static_cast<free_block*>(p);
     f->next = m_lists[c];
@@ -56,8 +68,9 @@ class HEIST_API small_object_pool {
   struct free_block {
     free_block* next;
   };
-  free_block* refill(std::size_t c);   // from the depot, else a new slab; returns the list
-  void spill(std::size_t c) noexcept;  // half of list c to the depot
+  free_block* refill(std::size_t c);  // from the depot, else a new slab; returns the list
+  void take_from_depot(std::size_t c) noexcept;  // up to half a cache's worth of class c
+  void spill(std::size_t c) noexcept;            // half of list c to the depot
 
   free_block* m_lists[k_classes] = {};
   std::uint32_t m_counts[k_classes] = {};

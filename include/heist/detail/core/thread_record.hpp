@@ -76,6 +76,8 @@ class worker_number {
 class thread_record final : public thread_context {
  public:
   thread_record() noexcept { m_sleeper.m_parker = &m_parker; }
+  // On its own thread, always: gives the thread's frame region back (frame_region.hpp).
+  HEIST_API ~thread_record();
   thread_record(const thread_record&) = delete;
   thread_record& operator=(const thread_record&) = delete;
 
