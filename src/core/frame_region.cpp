@@ -13,7 +13,9 @@
 
 namespace heist::detail {
 
-constinit thread_local frame_region t_frame_region HEIST_TLS_MODEL;
+constinit thread_local std::byte* t_frame_base HEIST_TLS_MODEL = nullptr;
+constinit thread_local std::byte* t_frame_top HEIST_TLS_MODEL = nullptr;
+constinit thread_local std::byte* t_frame_end HEIST_TLS_MODEL = nullptr;
 
 namespace {
 
@@ -70,35 +72,36 @@ void* allocate_frame_slow(std::size_t n) {
   const std::size_t size = frame_block_size(n);
   thread_context* const self = t_context;
   if (self == nullptr || size > k_max_region_frame) return allocate_small(n);
-  frame_region& r = t_frame_region;
   // A region with no room left: blocks freed out of order, here or on other threads (the
   // depot's), come back into use before new memory is taken. A thread without a region takes
   // one first, so that pool blocks do not keep it off a region for good.
-  if (r.top != nullptr) {
+  if (t_frame_top != nullptr) {
     if (void* p = record_of(*self).small_objects().try_take(small_object_pool::class_of(n))) {
       return p;
     }
   }
   // The old region's rest (less than this frame, at most 1 KiB) stays unused.
-  r = take_region(size);
+  const frame_region r = take_region(size);
   // The new region's base is where its free part starts: what lies below belongs to frames of
   // the thread that gave it back, freed into pools.
-  r.base = r.top;
-  std::byte* const p = r.top;
-  r.top = p + size;
-  return p;
+  t_frame_base = r.top;
+  t_frame_top = r.top + size;
+  t_frame_end = r.end;
+  return r.top;
 }
 
 void give_back_frame_region() noexcept {
-  frame_region& r = t_frame_region;
-  if (r.top == nullptr) return;
+  std::byte* const top = t_frame_top;
+  if (top == nullptr) return;
   // A free part too small to hold its own entry stays unused.
-  if (static_cast<std::size_t>(r.end - r.top) >= sizeof(spare_region)) {
+  if (static_cast<std::size_t>(t_frame_end - top) >= sizeof(spare_region)) {
     region_depot& d = regions();
     std::lock_guard<std::mutex> guard(d.lock);
-    d.spares = ::new (static_cast<void*>(r.top)) spare_region{r.end, d.spares};
+    d.spares = ::new (static_cast<void*>(top)) spare_region{t_frame_end, d.spares};
   }
-  r = frame_region{};
+  t_frame_base = nullptr;
+  t_frame_top = nullptr;
+  t_frame_end = nullptr;
 }
 
 std::size_t frame_regions_made() noexcept {

@@ -16,7 +16,8 @@
 using heist::detail::allocate_frame;
 using heist::detail::deallocate_frame;
 using heist::detail::frame_regions_made;
-using heist::detail::t_frame_region;
+using heist::detail::t_frame_end;
+using heist::detail::t_frame_top;
 
 namespace {
 
@@ -55,10 +56,10 @@ TEST(FrameRegion, FramesDyingInOrderReuseTheSameMemory) {
     void* const a = allocate_frame(k_frame);
     void* const b = allocate_frame(k_frame);
     EXPECT_EQ(static_cast<std::byte*>(b), static_cast<std::byte*>(a) + k_frame);
-    EXPECT_EQ(t_frame_region.top, static_cast<std::byte*>(b) + k_frame);
+    EXPECT_EQ(t_frame_top, static_cast<std::byte*>(b) + k_frame);
     deallocate_frame(b, k_frame);
     deallocate_frame(a, k_frame);
-    EXPECT_EQ(t_frame_region.top, static_cast<std::byte*>(a));
+    EXPECT_EQ(t_frame_top, static_cast<std::byte*>(a));
     void* const again = allocate_frame(k_frame - 8);  // the same 16-byte block size
     EXPECT_EQ(again, a);
     deallocate_frame(again, k_frame - 8);
@@ -69,12 +70,12 @@ TEST(FrameRegion, AFrameFreedOutOfOrderIsUsedAgainOnceTheRegionIsFull) {
   on_worker([] {
     void* const older = allocate_frame(k_frame);
     void* const newer = allocate_frame(k_frame);
-    std::byte* const top = t_frame_region.top;
+    std::byte* const top = t_frame_top;
     deallocate_frame(older, k_frame);  // a newer frame lives above it: to the pool
-    EXPECT_EQ(t_frame_region.top, top);
+    EXPECT_EQ(t_frame_top, top);
     // Fill the region; the next frame is the one freed out of order, not new memory.
     std::vector<void*> filler;
-    while (static_cast<std::size_t>(t_frame_region.end - t_frame_region.top) >= k_frame) {
+    while (static_cast<std::size_t>(t_frame_end - t_frame_top) >= k_frame) {
       filler.push_back(allocate_frame(k_frame));
     }
     const std::size_t made = frame_regions_made();
@@ -84,7 +85,7 @@ TEST(FrameRegion, AFrameFreedOutOfOrderIsUsedAgainOnceTheRegionIsFull) {
     for (auto it = filler.rbegin(); it != filler.rend(); ++it)
       deallocate_frame(*it, k_frame);
     deallocate_frame(newer, k_frame);
-    EXPECT_EQ(t_frame_region.top, top - k_frame);
+    EXPECT_EQ(t_frame_top, top - k_frame);
   });
 }
 
@@ -105,9 +106,9 @@ TEST(FrameRegion, AFrameFreedOnAnotherThreadGoesToThatThreadsPool) {
     heist::executor mine(1);
     std::latch done(1);
     mine.post([&] {
-      std::byte* const top = t_frame_region.top;
+      std::byte* const top = t_frame_top;
       deallocate_frame(frame, k_frame);
-      EXPECT_EQ(t_frame_region.top, top);
+      EXPECT_EQ(t_frame_top, top);
       done.count_down();
     });
     done.wait();
@@ -120,7 +121,7 @@ TEST(FrameRegion, AnEndedThreadsRegionGoesToTheNextThread) {
   std::thread([&] {
     on_worker([&] {
       deallocate_frame(allocate_frame(k_frame), k_frame);
-      first_top = t_frame_region.top;
+      first_top = t_frame_top;
     });
   }).join();
   ASSERT_NE(first_top, nullptr);
@@ -133,9 +134,9 @@ TEST(FrameRegion, AnEndedThreadsRegionGoesToTheNextThread) {
 
 TEST(FrameRegion, FramesOverTheLargestClassComeFromTheGlobalHeap) {
   on_worker([] {
-    std::byte* const top = t_frame_region.top;
+    std::byte* const top = t_frame_top;
     void* const big = allocate_frame(4096);
-    EXPECT_EQ(t_frame_region.top, top);
+    EXPECT_EQ(t_frame_top, top);
     deallocate_frame(big, 4096);
   });
 }
@@ -143,7 +144,7 @@ TEST(FrameRegion, FramesOverTheLargestClassComeFromTheGlobalHeap) {
 TEST(FrameRegion, AThreadOutsideHeistUsesNoRegion) {
   std::thread([] {
     void* const p = allocate_frame(k_frame);
-    EXPECT_EQ(t_frame_region.top, nullptr);
+    EXPECT_EQ(t_frame_top, nullptr);
     deallocate_frame(p, k_frame);
   }).join();
 }

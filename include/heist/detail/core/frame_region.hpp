@@ -15,7 +15,7 @@
 // thread gave back, else fresh memory). Memory grows only when no free block of the class is
 // found, as with the pool alone.
 //
-// Owner: the calling thread alone reads and writes its region (t_frame_region), so nothing here
+// Owner: the calling thread alone reads and writes its region (t_frame_*), so nothing here
 // is atomic. A thread that ends gives the free part of its region back (thread_record's
 // destructor); the frames below it that are still alive are freed into pools as they end.
 // Regions are kept until the process ends (src/core/frame_region.cpp).
@@ -30,15 +30,19 @@
 
 namespace heist::detail {
 
-// The calling thread's region: [top, end) is free and this thread's to hand out; [base, top)
-// was handed out (live frames, or blocks since given to a pool). All null: no region (a thread
-// outside heist, or one that has not made a frame yet).
+// A region: [top, end) is free and its holder's to hand out; [base, top) was handed out (live
+// frames, or blocks since given to a pool).
 struct frame_region {
   std::byte* base = nullptr;
   std::byte* top = nullptr;
   std::byte* end = nullptr;
 };
-extern HEIST_API constinit thread_local frame_region t_frame_region HEIST_TLS_MODEL;
+// The calling thread's region, one thread-local word per bound (plain variables: no reference
+// to a thread-local object is formed, which sanitizer builds would check against null). All
+// null: no region (a thread outside heist, or one that has not made a frame yet).
+extern HEIST_API constinit thread_local std::byte* t_frame_base HEIST_TLS_MODEL;
+extern HEIST_API constinit thread_local std::byte* t_frame_top HEIST_TLS_MODEL;
+extern HEIST_API constinit thread_local std::byte* t_frame_end HEIST_TLS_MODEL;
 
 // How many bytes a region holds, and the biggest frame it hands out (the pool's biggest class:
 // bigger frames come from the global operator new, through allocate_small).
@@ -63,15 +67,14 @@ HEIST_API std::size_t frame_regions_made() noexcept;
 HEIST_ALWAYS_INLINE void* allocate_frame(std::size_t n) {
   const std::size_t size = frame_block_size(n);
   if (size <= k_max_region_frame) {
-    frame_region& r = t_frame_region;
-    if (HEIST_LIKELY(size <= static_cast<std::size_t>(r.end - r.top))) {
-      std::byte* const p = r.top;
-      r.top = p + size;
-      return p;
+    std::byte* const top = t_frame_top;
+    if (HEIST_LIKELY(size <= static_cast<std::size_t>(t_frame_end - top))) {
+      t_frame_top = top + size;
+      return top;
     }
     // No room left: a block of the frame's class that the thread's pool holds.
     thread_context* const self = t_context;
-    if (r.top != nullptr && self != nullptr) {
+    if (top != nullptr && self != nullptr) {
       if (void* p = record_of(*self).small_objects().take_cached(small_object_pool::class_of(n))) {
         return p;
       }
@@ -82,13 +85,12 @@ HEIST_ALWAYS_INLINE void* allocate_frame(std::size_t n) {
 
 // `n`: the size given to allocate_frame.
 HEIST_ALWAYS_INLINE void deallocate_frame(void* p, std::size_t n) noexcept {
-  frame_region& r = t_frame_region;
   const auto b = reinterpret_cast<std::uintptr_t>(p);
   // Just below the top and inside the region: the region's own newest block (or a block of it
   // a pool handed out again): free memory next to [top, end).
-  if (HEIST_LIKELY(b + frame_block_size(n) == reinterpret_cast<std::uintptr_t>(r.top) &&
-                   b >= reinterpret_cast<std::uintptr_t>(r.base))) {
-    r.top = static_cast<std::byte*>(p);
+  if (HEIST_LIKELY(b + frame_block_size(n) == reinterpret_cast<std::uintptr_t>(t_frame_top) &&
+                   b >= reinterpret_cast<std::uintptr_t>(t_frame_base))) {
+    t_frame_top = static_cast<std::byte*>(p);
     return;
   }
   deallocate_small(p, n);
