@@ -4,7 +4,7 @@
 // a stack: an allocation moves the region's top up, and freeing the frame just below the top
 // moves it back down. Nothing else is read or written, and no free list is followed.
 //
-// Frames that do not die in that order go to the thread's small-object pool
+// Frames that do not die in that order go to the freeing thread's small-object pool
 // (small_object_pool.hpp) instead of back to the region: a frame freed on another thread (a
 // stolen member, a coroutine resumed elsewhere), one freed while a newer frame lives above it
 // (a suspended coroutine's), one of a region this thread no longer holds. A region block is
